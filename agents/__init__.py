@@ -1,0 +1,1 @@
+"""Agent implementations, their prompts, and the model / embedding factories."""

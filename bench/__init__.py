@@ -1,0 +1,1 @@
+"""Benchmark scripts: each prints its figures beside their anchors in one run."""

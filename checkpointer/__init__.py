@@ -1,0 +1,1 @@
+"""A LangGraph checkpoint saver on plain Redis (no modules), sync and async."""

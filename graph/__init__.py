@@ -1,0 +1,1 @@
+"""The Switchyard StateGraph: state, routing, stage nodes and the builder."""

@@ -1,0 +1,1 @@
+"""Tools and stores: storage connections, vector / lexical / hybrid search, code execution."""
