@@ -87,10 +87,18 @@ class Settings(BaseSettings):
         0.1, ge=0.0, le=2.0, description="Sampling temperature.", json_schema_extra=_group("llm")
     )
     llm_max_tokens: int = Field(
-        2000, ge=1, le=200_000, description="Max tokens per answer.", json_schema_extra=_group("llm")
+        2000,
+        ge=1,
+        le=200_000,
+        description="Max tokens per answer.",
+        json_schema_extra=_group("llm"),
     )
     llm_timeout_seconds: float = Field(
-        30.0, gt=0, le=600, description="Timeout of one LLM request.", json_schema_extra=_group("llm")
+        30.0,
+        gt=0,
+        le=600,
+        description="Timeout of one LLM request.",
+        json_schema_extra=_group("llm"),
     )
     llm_max_retries: int = Field(
         3,
@@ -156,7 +164,9 @@ class Settings(BaseSettings):
         json_schema_extra=_group("storage"),
     )
     qdrant_api_key: SecretStr | None = Field(
-        None, description="Qdrant API key, if the server needs one.", json_schema_extra=_group("storage")
+        None,
+        description="Qdrant API key, if the server needs one.",
+        json_schema_extra=_group("storage"),
     )
     data_dir: Path = Field(
         Path("data"),
@@ -195,7 +205,11 @@ class Settings(BaseSettings):
         json_schema_extra=_group("retrieval"),
     )
     embedding_batch_size: int = Field(
-        64, ge=1, le=4096, description="Texts per embedding batch.", json_schema_extra=_group("retrieval")
+        64,
+        ge=1,
+        le=4096,
+        description="Texts per embedding batch.",
+        json_schema_extra=_group("retrieval"),
     )
     enable_reflection: bool = Field(
         True,
@@ -231,7 +245,9 @@ class Settings(BaseSettings):
         json_schema_extra=_group("retrieval"),
     )
     enable_reranking: bool = Field(
-        False, description="Rerank candidates with a cross-encoder.", json_schema_extra=_group("retrieval")
+        False,
+        description="Rerank candidates with a cross-encoder.",
+        json_schema_extra=_group("retrieval"),
     )
     reranker_model: str = Field(
         "cross-encoder/ms-marco-MiniLM-L-6-v2",
@@ -239,19 +255,39 @@ class Settings(BaseSettings):
         json_schema_extra=_group("retrieval"),
     )
     reranker_fetch_k: int = Field(
-        15, ge=1, le=1000, description="Candidates fetched for reranking.", json_schema_extra=_group("retrieval")
+        15,
+        ge=1,
+        le=1000,
+        description="Candidates fetched for reranking.",
+        json_schema_extra=_group("retrieval"),
     )
     retrieval_top_k: int = Field(
-        4, ge=1, le=100, description="Documents given to the answer.", json_schema_extra=_group("retrieval")
+        4,
+        ge=1,
+        le=100,
+        description="Documents given to the answer.",
+        json_schema_extra=_group("retrieval"),
     )
     rrf_k: int = Field(
-        60, ge=1, le=1000, description="Reciprocal Rank Fusion constant.", json_schema_extra=_group("retrieval")
+        60,
+        ge=1,
+        le=1000,
+        description="Reciprocal Rank Fusion constant.",
+        json_schema_extra=_group("retrieval"),
     )
     chunk_size: int = Field(
-        1200, ge=100, le=20_000, description="Target chunk size (characters).", json_schema_extra=_group("retrieval")
+        1200,
+        ge=100,
+        le=20_000,
+        description="Target chunk size (characters).",
+        json_schema_extra=_group("retrieval"),
     )
     chunk_overlap: int = Field(
-        200, ge=0, le=5_000, description="Overlap between chunks (characters).", json_schema_extra=_group("retrieval")
+        200,
+        ge=0,
+        le=5_000,
+        description="Overlap between chunks (characters).",
+        json_schema_extra=_group("retrieval"),
     )
     max_document_bytes: int = Field(
         20 * 1024 * 1024,
@@ -273,8 +309,12 @@ class Settings(BaseSettings):
     )
 
     # --- API -------------------------------------------------------------------------------
-    host: str = Field("127.0.0.1", description="Bind address of `serve`.", json_schema_extra=_group("api"))
-    port: int = Field(8000, ge=1, le=65535, description="Port of `serve`.", json_schema_extra=_group("api"))
+    host: str = Field(
+        "127.0.0.1", description="Bind address of `serve`.", json_schema_extra=_group("api")
+    )
+    port: int = Field(
+        8000, ge=1, le=65535, description="Port of `serve`.", json_schema_extra=_group("api")
+    )
     api_keys: Annotated[list[SecretStr], NoDecode] = Field(
         default_factory=list,
         description="Comma-separated API keys; empty = no authentication. With keys set, each "
@@ -287,10 +327,17 @@ class Settings(BaseSettings):
         json_schema_extra=_group("api"),
     )
     rate_limit_per_minute: int = Field(
-        100, ge=1, description="Requests per minute per client (Redis-backed).", json_schema_extra=_group("api")
+        100,
+        ge=1,
+        description="Requests per minute per client (Redis-backed).",
+        json_schema_extra=_group("api"),
     )
     max_files: int = Field(
-        1000, ge=1, le=100_000, description="Max files per analysis request.", json_schema_extra=_group("api")
+        1000,
+        ge=1,
+        le=100_000,
+        description="Max files per analysis request.",
+        json_schema_extra=_group("api"),
     )
     max_request_bytes: int = Field(
         10 * 1024 * 1024,
@@ -299,7 +346,11 @@ class Settings(BaseSettings):
         json_schema_extra=_group("api"),
     )
     max_message_chars: int = Field(
-        16_000, ge=1, le=1_000_000, description="Max characters of one chat message.", json_schema_extra=_group("api")
+        16_000,
+        ge=1,
+        le=1_000_000,
+        description="Max characters of one chat message.",
+        json_schema_extra=_group("api"),
     )
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
         "INFO", description="Log level.", json_schema_extra=_group("api")
@@ -368,7 +419,7 @@ def redact_url(url: str) -> str:
         parts = urlsplit(url)
     except ValueError:
         return "<unparseable url>"
-    if parts.password is None:
+    if not parts.password:
         return url
     user = parts.username or ""
     host = parts.hostname or ""
@@ -395,7 +446,7 @@ def _format_error(exc: ValidationError) -> str:
 
 
 def load_settings(**overrides: Any) -> Settings:
-    """Read settings from the environment and `.env`; raise SettingsError naming any bad variable."""
+    """Read settings from the environment and `.env`; SettingsError names any bad variable."""
     try:
         return Settings(**overrides)
     except ValidationError as exc:

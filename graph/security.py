@@ -1,0 +1,115 @@
+"""API keys, thread ownership and the per-client rate limit.
+
+With API_KEYS set, every request must carry one (`X-API-Key: ...` or `Authorization: Bearer
+...`), and the caller is identified by a hash of its key (the key itself is never stored or
+logged). A session belongs to the caller that created it; any other caller gets 404, the same
+answer as for a session that does not exist, so ids cannot be probed.
+
+The rate limit is a moving window per caller (key hash, or client address without keys), kept in
+Redis by the `limits` library so every API replica shares it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import time
+from dataclasses import dataclass
+from typing import Annotated
+
+from fastapi import Depends, HTTPException, Request, status
+from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
+from limits import RateLimitItemPerMinute
+from limits.aio.storage import RedisClusterStorage, RedisStorage, Storage
+from limits.aio.strategies import MovingWindowRateLimiter
+
+from config import Settings
+
+ANONYMOUS = "anonymous"
+
+_header = APIKeyHeader(name="X-API-Key", auto_error=False)
+_bearer = HTTPBearer(auto_error=False)
+
+
+def owner_of(key: str) -> str:
+    """A stable, non-reversible owner id for an API key."""
+    return "key-" + hashlib.sha256(key.encode()).hexdigest()[:24]
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Who is calling: the owner id used to scope threads, and the rate-limit identity."""
+
+    owner: str
+    client: str
+
+
+def _valid_key(settings: Settings, candidate: str) -> bool:
+    return any(
+        hmac.compare_digest(candidate.encode(), key.get_secret_value().encode())
+        for key in settings.api_keys
+    )
+
+
+async def caller(
+    request: Request,
+    header_key: Annotated[str | None, Depends(_header)],
+    bearer: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+) -> Caller:
+    """Authenticate (when API_KEYS is set) and rate-limit the request."""
+    settings: Settings = request.app.state.settings
+    address = request.client.host if request.client else "unknown"
+    if settings.api_keys:
+        key = header_key or (bearer.credentials if bearer else None)
+        if not key or not _valid_key(settings, key):
+            raise HTTPException(
+                status.HTTP_401_UNAUTHORIZED,
+                "Missing or unknown API key: send it as 'X-API-Key: <key>' or "
+                "'Authorization: Bearer <key>'.",
+                headers={"WWW-Authenticate": "Bearer"},
+            )
+        who = Caller(owner=owner_of(key), client=owner_of(key))
+    else:
+        who = Caller(owner=ANONYMOUS, client=f"ip-{address}")
+    limiter: RateLimiter | None = getattr(request.app.state, "rate_limiter", None)
+    if limiter is not None:
+        await limiter.check(who.client)
+    return who
+
+
+CallerDep = Annotated[Caller, Depends(caller)]
+
+
+class RateLimiter:
+    """`per_minute` requests per client in a moving window, stored in Redis."""
+
+    def __init__(self, storage: Storage, per_minute: int) -> None:
+        self._limiter = MovingWindowRateLimiter(storage)
+        self._item = RateLimitItemPerMinute(per_minute)
+
+    @classmethod
+    def for_redis(cls, redis_url: str, per_minute: int, *, cluster: bool = False) -> RateLimiter:
+        scheme, rest = redis_url.split("://", 1)
+        storage: Storage
+        if cluster:
+            storage = RedisClusterStorage(
+                f"async+redis+cluster://{rest}", implementation="redispy", key_prefix="sy:ratelimit"
+            )
+        else:
+            # redis:// / rediss:// keep their scheme; a unix socket is "async+redis+unix".
+            target = "redis+unix" if scheme == "unix" else scheme
+            storage = RedisStorage(
+                f"async+{target}://{rest}", implementation="redispy", key_prefix="sy:ratelimit"
+            )
+        return cls(storage, per_minute)
+
+    async def check(self, client: str) -> None:
+        if not await self._limiter.hit(self._item, client):
+            stats = await self._limiter.get_window_stats(self._item, client)
+            retry = max(1, int(stats.reset_time - time.time()))
+            raise HTTPException(
+                status.HTTP_429_TOO_MANY_REQUESTS,
+                f"Rate limit of {self._item.amount} requests per minute exceeded; retry in "
+                f"{retry} s.",
+                headers={"Retry-After": str(retry)},
+            )

@@ -1,0 +1,116 @@
+"""Shared fixtures: the machine's real Redis and Postgres, free ports, private redis-servers.
+
+Isolation:
+- Redis: each test gets its own logical database on the shared server (chosen per xdist worker),
+  flushed before and after the test. Tests that need a server of their own (a cluster, one they
+  stop) start a private `redis-server` on free ports through `private_redis`.
+- Postgres: one temporary database per test run, dropped at the end.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import AsyncIterator, Iterator
+
+import psycopg
+import pytest
+import redis
+import redis.asyncio as aredis
+
+from tests.support.servers import RedisServer, free_port, wait_for_port
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+SHARED_REDIS_HOST = os.environ.get("TEST_REDIS_HOST", "127.0.0.1")
+SHARED_REDIS_PORT = int(os.environ.get("TEST_REDIS_PORT", "6379"))
+SHARED_POSTGRES_URL = os.environ.get(
+    "TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/postgres"
+)
+
+
+def _worker_index() -> int:
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
+    try:
+        return int(worker.removeprefix("gw"))
+    except ValueError:
+        return 0
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Fail the run at once, with the fix, when the shared services are down."""
+    try:
+        redis.Redis(host=SHARED_REDIS_HOST, port=SHARED_REDIS_PORT, socket_timeout=2).ping()
+    except redis.RedisError as exc:
+        pytest.exit(
+            f"Redis at {SHARED_REDIS_HOST}:{SHARED_REDIS_PORT} is not answering ({exc}). Start it: "
+            'redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save "" --appendonly no',
+            returncode=3,
+        )
+    try:
+        psycopg.connect(SHARED_POSTGRES_URL, connect_timeout=3).close()
+    except psycopg.Error as exc:
+        pytest.exit(
+            f"Postgres at {SHARED_POSTGRES_URL} is not answering ({exc}). Start it: "
+            "pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start",
+            returncode=3,
+        )
+
+
+@pytest.fixture
+def redis_db() -> int:
+    """The shared Redis's logical database reserved for this worker (1..15)."""
+    return 1 + _worker_index() % 15
+
+
+@pytest.fixture
+def redis_url(redis_db: int) -> Iterator[str]:
+    """URL of an empty logical database on the machine's Redis, flushed after the test."""
+    url = f"redis://{SHARED_REDIS_HOST}:{SHARED_REDIS_PORT}/{redis_db}"
+    client = redis.Redis.from_url(url)
+    client.flushdb()
+    yield url
+    client.flushdb()
+    client.close()
+
+
+@pytest.fixture
+def redis_client(redis_url: str) -> Iterator[redis.Redis]:
+    """A sync redis-py client on this test's empty database."""
+    client = redis.Redis.from_url(redis_url)
+    yield client
+    client.close()
+
+
+@pytest.fixture
+async def aredis_client(redis_url: str) -> AsyncIterator[aredis.Redis]:
+    """An async redis-py client on this test's empty database."""
+    client = aredis.Redis.from_url(redis_url)
+    yield client
+    await client.aclose()
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    """URL of a temporary database on the machine's Postgres, dropped after the run."""
+    name = f"switchyard_test_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(SHARED_POSTGRES_URL, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    base = SHARED_POSTGRES_URL.rsplit("/", 1)[0]
+    yield f"{base}/{name}"
+    with psycopg.connect(SHARED_POSTGRES_URL, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture
+def private_redis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
+    """A private redis-server on a free port (safe to stop and restart), shut down after."""
+    server = RedisServer(port=free_port(), workdir=tmp_path_factory.mktemp("redis"))
+    server.start()
+    yield server
+    server.stop()
+
+
+__all__ = ["free_port", "wait_for_port"]

@@ -1,0 +1,1 @@
+"""Test support: private servers, the scripted chat model, the OpenAI-compatible stub server."""

