@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
 import redis
 import redis.asyncio as aredis
+from langchain_core._api import LangChainBetaWarning
 from langchain_core.caches import RETURN_VAL_TYPE, BaseCache
 from langchain_core.load import dumps, loads
 from langchain_core.outputs import Generation
@@ -37,7 +39,10 @@ def _encode(generations: RETURN_VAL_TYPE) -> str:
 def _decode(raw: bytes | str) -> list[Generation] | None:
     text = raw.decode() if isinstance(raw, bytes) else raw
     try:
-        value = loads(text, allowed_objects="core")
+        with warnings.catch_warnings():
+            # `loads` is marked beta, but it is LangChain's own reader for what `dumps` wrote.
+            warnings.simplefilter("ignore", LangChainBetaWarning)
+            value = loads(text, allowed_objects="core")
     except Exception:  # a corrupt or foreign entry is a miss, never an error
         log.warning("ignoring an unreadable LLM cache entry")
         return None

