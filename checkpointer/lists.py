@@ -1,0 +1,182 @@
+"""List-valued channels: each element stored once, each version stored as element ranges.
+
+A `messages` channel (add_messages) gets a new version at every step and each version holds the
+whole conversation, so storing every version whole grows quadratically with the conversation.
+Instead, each element of a list is serialized once into the thread's `e` hash, at a position of
+an append-only *log* (field `<log id><position>`), and a list version is stored in the `b` hash
+as the ranges of log positions that make it up: `L log,start,end;...`. Appending a message to a
+100-message list writes one element and a ~25-byte record; removing or replacing messages (e.g.
+"keep the first and the last N") only changes the ranges. Reading a version is one HMGET of its
+elements inside the load script.
+
+To recognise elements already stored, the saver keeps, per recently used thread, the objects it
+wrote or read with their positions (`ElementRegistry`), matched by identity: LangGraph's reducers
+build new lists around the same element objects (add_messages copies the list, not the
+messages), and checkpointed values are treated as immutable, the rule LangGraph states for
+state. An element not recognised (another process wrote it, the registry evicted the thread) is
+simply stored again: that costs space, never correctness.
+
+Positions are only reused under a per-thread *token* kept in the `e` hash: every operation that
+deletes elements (prune, delete_for_runs) replaces it, and a put that references known elements
+sends the token it learnt; the put script refuses a stale token and the saver replans the put
+with every element new. Log ids are random per registry entry, so two writers never share a log;
+the put script still refuses to overwrite an existing element field.
+"""
+
+from __future__ import annotations
+
+import secrets
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from checkpointer.records import Segment, Typed, element_field, list_record, typed, value_record
+
+Location = tuple[Any, str, int]  # (element object, log id, position)
+
+
+def new_log() -> str:
+    return secrets.token_hex(6)
+
+
+def new_token() -> bytes:
+    return secrets.token_hex(8).encode()
+
+
+@dataclass(slots=True)
+class _ThreadElements:
+    token: bytes | None
+    log: str
+    next_pos: int = 0
+    locations: dict[int, Location] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class ListPlan:
+    """What a put writes for its list-valued channels."""
+
+    thread_id: str
+    expected_token: bytes
+    new_token: bytes
+    records: list[tuple[bytes, bytes]]
+    elements: list[tuple[bytes, bytes]]
+    pending: list[Location]
+    located: list[Location]
+
+
+def _max_segments(length: int) -> int:
+    # Beyond this a list is too fragmented for ranges to pay off; store it whole.
+    return 4 + length // 8
+
+
+class ElementRegistry:
+    """Per-thread map from element objects to their stored positions (bounded LRU)."""
+
+    def __init__(self, max_threads: int = 128, max_elements: int = 8192) -> None:
+        self.max_threads = max_threads
+        self.max_elements = max_elements
+        self._threads: OrderedDict[str, _ThreadElements] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def _entry(self, thread_id: str) -> _ThreadElements:
+        entry = self._threads.get(thread_id)
+        if entry is None:
+            entry = self._threads[thread_id] = _ThreadElements(token=None, log=new_log())
+            while len(self._threads) > self.max_threads:
+                self._threads.popitem(last=False)
+        else:
+            self._threads.move_to_end(thread_id)
+        return entry
+
+    def drop(self, thread_id: str) -> None:
+        with self._lock:
+            self._threads.pop(thread_id, None)
+
+    def plan(
+        self,
+        thread_id: str,
+        lists: Sequence[tuple[bytes, list[Any]]],
+        dumps: Callable[[Any], Typed],
+    ) -> ListPlan:
+        """Match each list's elements against the registry; new ones get fresh positions."""
+        records: list[tuple[bytes, bytes]] = []
+        plain: list[tuple[bytes, list[Any]]] = []
+        pending: dict[int, Location] = {}
+        located: list[Location] = []
+        uses_known = False
+        with self._lock:
+            entry = self._entry(thread_id)
+            known = entry.locations if entry.token is not None else {}
+            for blob_field, value in lists:
+                segments: list[list[Any]] = []
+                fresh: list[int] = []
+                here: list[Location] = []
+                for item in value:
+                    key = id(item)
+                    loc = known.get(key)
+                    if loc is not None and loc[0] is item:
+                        uses_known = True
+                    else:
+                        loc = pending.get(key)
+                        if loc is None:
+                            loc = pending[key] = (item, entry.log, entry.next_pos)
+                            entry.next_pos += 1
+                            fresh.append(key)
+                    here.append(loc)
+                    last = segments[-1] if segments else None
+                    if last is not None and last[0] == loc[1] and last[2] == loc[2]:
+                        last[2] += 1
+                    else:
+                        segments.append([loc[1], loc[2], loc[2] + 1])
+                if len(segments) > _max_segments(len(value)):
+                    for key in fresh:
+                        del pending[key]
+                    plain.append((blob_field, value))
+                    continue
+                located.extend(here)
+                records.append((blob_field, list_record(_as_segments(segments))))
+            token = entry.token if uses_known and entry.token is not None else b""
+        records.extend((blob_field, value_record(dumps(value))) for blob_field, value in plain)
+        return ListPlan(
+            thread_id=thread_id,
+            expected_token=token,
+            new_token=new_token(),
+            records=records,
+            elements=[
+                (element_field(log, pos), typed(dumps(item)))
+                for item, log, pos in pending.values()
+            ],
+            pending=list(pending.values()),
+            located=located,
+        )
+
+    def commit(self, plan: ListPlan, token: bytes) -> None:
+        """Register a plan's new elements once the put that stored them succeeded."""
+        self._learn(plan.thread_id, token, plan.pending, plan.located)
+
+    def learn(self, thread_id: str, token: bytes, located: list[Location]) -> None:
+        """Register elements just read (with the token the read saw)."""
+        self._learn(thread_id, token, located, located)
+
+    def _learn(
+        self, thread_id: str, token: bytes, new: list[Location], current: list[Location]
+    ) -> None:
+        with self._lock:
+            entry = self._entry(thread_id)
+            if entry.token != token:
+                if entry.token is not None:
+                    # Something deleted elements since: forget every position learnt before.
+                    entry.locations = {}
+                    entry.log, entry.next_pos = new_log(), 0
+                entry.token = token
+            if len(entry.locations) + len(new) > self.max_elements:
+                entry.locations = {}
+                new = current
+            for loc in new:
+                entry.locations[id(loc[0])] = loc
+
+
+def _as_segments(segments: list[list[Any]]) -> list[Segment]:
+    return [(log, start, end) for log, start, end in segments]

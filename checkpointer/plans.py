@@ -1,0 +1,400 @@
+"""The saver's operations as plans: generators of Redis requests, shared by sync and async.
+
+Round trips: `get_tuple`, `put` and `put_writes` are one script call each; a put also indexes
+its run (one small script) the first time this process sees the (thread, run) pair.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import (
+    WRITES_IDX_MAP,
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+    get_checkpoint_id,
+    get_checkpoint_metadata,
+)
+
+from checkpointer import lua
+from checkpointer.context import Context, checkpoint_config, read_loaded, read_tuple
+from checkpointer.keys import (
+    SEP,
+    TOKEN_FIELD,
+    blob_field,
+    check_name,
+    checkpoint_prefix,
+    checkpoints_pattern,
+    run_key,
+    thread_keys,
+    thread_of_key,
+)
+from checkpointer.lists import new_token
+from checkpointer.ops import Cmd, Emit, Eval, Plan, Scan, batch
+from checkpointer.records import (
+    DELTA_FLAG,
+    EMPTY_RECORD,
+    CheckpointRecord,
+    decode_checkpoint,
+    encode_checkpoint,
+    encode_write,
+    value_record,
+    write_prefix,
+)
+
+PAGE = 64
+PRUNE_STRATEGIES = ("keep_latest", "delete")
+_PUT_ATTEMPTS = 3
+
+
+def get_tuple(ctx: Context, config: RunnableConfig) -> Plan[CheckpointTuple | None]:
+    conf = config["configurable"]
+    thread_id = conf["thread_id"]
+    ns = conf.get("checkpoint_ns", "")
+    keys = thread_keys(ctx.prefix, thread_id)
+    args = (check_name("checkpoint_ns", ns), get_checkpoint_id(config) or "", ctx.read_ttl_ms)
+    (reply,) = yield batch(Eval(lua.GET, keys.all, args))
+    if not reply:
+        return None
+    member, token, *rest = reply
+    return read_tuple(ctx, thread_id, decode_checkpoint(member), iter(rest), token=token)
+
+
+def put(
+    ctx: Context,
+    config: RunnableConfig,
+    checkpoint: Checkpoint,
+    metadata: CheckpointMetadata,
+    new_versions: ChannelVersions,
+) -> Plan[RunnableConfig]:
+    serde = ctx.serde
+    conf = config["configurable"]
+    thread_id = conf["thread_id"]
+    ns = conf.get("checkpoint_ns", "")
+    keys = thread_keys(ctx.prefix, thread_id)
+    body: dict[str, Any] = dict(checkpoint)
+    values: dict[str, Any] = body.pop("channel_values")
+    md = get_checkpoint_metadata(config, metadata)
+    run_id = "" if md.get("run_id") is None else str(md.get("run_id"))
+    if run_id and not ctx.runs.known(keys.thread_id, run_id):
+        # Indexed before the checkpoint is stored, so delete_for_runs never misses a thread.
+        rkey = run_key(ctx.prefix, run_id)
+        yield batch(Eval(lua.INDEX_RUN, (rkey,), (keys.thread_id, ctx.ttl_ms)))
+        ctx.runs.add(keys.thread_id, run_id)
+
+    prefix = checkpoint_prefix(ns, checkpoint["id"])
+    ns_bytes = prefix[: prefix.index(SEP)]
+    blobs: list[bytes] = []
+    lists: list[tuple[bytes, list[Any]]] = []
+    for channel, version in new_versions.items():
+        field = blob_field(ns_bytes, channel, version)
+        if channel not in values:
+            blobs += (field, EMPTY_RECORD)
+        elif type(values[channel]) is list and values[channel]:
+            lists.append((field, values[channel]))
+        else:
+            blobs += (field, value_record(serde.dumps_typed(values[channel])))
+    parents = md.get("parents")
+    root = parents.get("", "") if isinstance(parents, dict) else ""
+    member = encode_checkpoint(
+        prefix=prefix,
+        parent_id=conf.get("checkpoint_id"),
+        run_id=run_id,
+        root_id=str(root),
+        flags=DELTA_FLAG if "counters_since_delta_snapshot" in md else "",
+        versions=list(body["channel_versions"].items()),
+        checkpoint=serde.dumps_typed(body),
+        metadata=serde.dumps_typed(md),
+    )
+    for _ in range(_PUT_ATTEMPTS):
+        plan = ctx.elements.plan(keys.thread_id, lists, serde.dumps_typed) if lists else None
+        records = [part for pair in plan.records for part in pair] if plan else []
+        elements = [part for pair in plan.elements for part in pair] if plan else []
+        args = (
+            prefix,
+            member,
+            ctx.ttl_ms,
+            plan.expected_token if plan else b"",
+            plan.new_token if plan else b"",
+            (len(blobs) + len(records)) // 2,
+            len(elements) // 2,
+            *blobs,
+            *records,
+            *elements,
+        )
+        ((stored, token),) = yield batch(Eval(lua.PUT, keys.all, args))
+        if stored:
+            if plan is not None:
+                ctx.elements.commit(plan, token)
+            return checkpoint_config(thread_id, ns, checkpoint["id"])
+        # Elements were deleted (prune, delete_for_runs) since we learnt their positions.
+        ctx.elements.drop(keys.thread_id)
+    raise RuntimeError(
+        f"thread {thread_id!r}: checkpoint {checkpoint['id']!r} was refused {_PUT_ATTEMPTS} times "
+        "because its list elements kept being deleted meanwhile; stop pruning the thread while "
+        "it runs, then retry"
+    )
+
+
+def put_writes(
+    ctx: Context,
+    config: RunnableConfig,
+    writes: Sequence[tuple[str, Any]],
+    task_id: str,
+    task_path: str,
+) -> Plan[None]:
+    if not writes:
+        return
+    conf = config["configurable"]
+    keys = thread_keys(ctx.prefix, conf["thread_id"])
+    prefix = checkpoint_prefix(conf.get("checkpoint_ns", ""), conf["checkpoint_id"])
+    args: list[Any] = [ctx.ttl_ms, len(writes)]
+    for idx, (channel, value) in enumerate(writes):
+        write_idx = WRITES_IDX_MAP.get(channel, idx)
+        wprefix = write_prefix(prefix, task_id, write_idx)
+        member = encode_write(wprefix, channel, task_path, ctx.serde.dumps_typed(value))
+        args += (wprefix, member, b"1" if write_idx < 0 else b"0")
+    yield batch(Eval(lua.PUT_WRITES, keys.all, tuple(args)))
+
+
+def list_checkpoints(
+    ctx: Context,
+    config: RunnableConfig | None,
+    filter: dict[str, Any] | None,
+    before: RunnableConfig | None,
+    limit: int | None,
+) -> Plan[None]:
+    """Emit matching tuples newest first (by checkpoint id; `before` is exclusive)."""
+    if limit is not None and limit <= 0:
+        return
+    before_id = get_checkpoint_id(before) if before else None
+    if config is None:
+        (found,) = yield batch(Scan(checkpoints_pattern(ctx.prefix)))
+        threads: list[Any] = sorted(
+            {t for key in found if (t := thread_of_key(ctx.prefix, key)) is not None}
+        )
+        ns, checkpoint_id = None, None
+    else:
+        conf = config["configurable"]
+        threads = [conf["thread_id"]]
+        ns, checkpoint_id = conf.get("checkpoint_ns"), get_checkpoint_id(config)
+        if ns is not None and not checkpoint_id:
+            yield from _list_namespace(ctx, threads[0], ns, filter, before_id, limit)
+            return
+    replies = yield batch(
+        *(Cmd(("ZRANGE", thread_keys(ctx.prefix, t).checkpoints, 0, -1)) for t in threads)
+    )
+    found_records: list[tuple[Any, CheckpointRecord]] = []
+    for thread_id, members in zip(threads, replies, strict=True):
+        for member in members:
+            record = decode_checkpoint(member)
+            if (
+                (ns is None or record.ns == ns)
+                and (not checkpoint_id or record.checkpoint_id == checkpoint_id)
+                and (not before_id or record.checkpoint_id < before_id)
+            ):
+                found_records.append((thread_id, record))
+    found_records.sort(key=lambda tr: (tr[1].checkpoint_id, str(tr[0]), tr[1].ns), reverse=True)
+    matched = [(t, r) for t, r in found_records if _matches(ctx, r, filter)]
+    if limit is not None:
+        matched = matched[:limit]
+    for start in range(0, len(matched), PAGE):
+        yield from _load_and_emit(ctx, matched[start : start + PAGE])
+
+
+def _list_namespace(
+    ctx: Context,
+    thread_id: Any,
+    ns: str,
+    filter: dict[str, Any] | None,
+    before_id: str | None,
+    limit: int | None,
+) -> Plan[None]:
+    """One namespace, paged newest first straight from the sorted set."""
+    keys = thread_keys(ctx.prefix, thread_id)
+    ns_bytes = check_name("checkpoint_ns", ns)
+    high = b"(" + (ns_bytes + SEP + before_id.encode() + SEP if before_id else ns_bytes + b"\x01")
+    low = b"[" + ns_bytes + SEP
+    remaining = limit
+    while True:
+        page = PAGE if filter or remaining is None else min(PAGE, remaining)
+        (members,) = yield batch(
+            Cmd(("ZRANGE", keys.checkpoints, high, low, "BYLEX", "REV", "LIMIT", 0, page))
+        )
+        records = [decode_checkpoint(m) for m in members]
+        matched = [(thread_id, r) for r in records if _matches(ctx, r, filter)]
+        if remaining is not None:
+            matched = matched[:remaining]
+            remaining -= len(matched)
+        yield from _load_and_emit(ctx, matched)
+        if remaining == 0 or len(members) < page:
+            return
+        high = b"(" + members[-1]
+
+
+def _matches(ctx: Context, record: CheckpointRecord, filter: dict[str, Any] | None) -> bool:
+    if not filter:
+        return True
+    metadata = ctx.serde.loads_typed(record.metadata)
+    return all(metadata.get(key) == value for key, value in filter.items())
+
+
+def _load_and_emit(ctx: Context, chosen: list[tuple[Any, CheckpointRecord]]) -> Plan[None]:
+    """Load the chosen checkpoints (one script call per thread, one round trip) and emit them
+    in the given order."""
+    if not chosen:
+        return
+    by_thread: dict[str, tuple[Any, list[Any]]] = {}
+    for thread_id, record in chosen:
+        entry = by_thread.setdefault(str(thread_id), (thread_id, [ctx.read_ttl_ms]))
+        entry[1].extend((record.ns.encode(), record.checkpoint_id.encode()))
+    replies = yield batch(
+        *(
+            Eval(lua.LOAD, thread_keys(ctx.prefix, tid).all, tuple(args))
+            for tid, args in by_thread.values()
+        )
+    )
+    loaded: dict[tuple[str, str, str], CheckpointTuple] = {}
+    for (tid, _args), reply in zip(by_thread.values(), replies, strict=True):
+        for record, tup in read_loaded(ctx, tid, reply):
+            loaded[(str(tid), record.ns, record.checkpoint_id)] = tup
+    for thread_id, record in chosen:
+        found = loaded.get((str(thread_id), record.ns, record.checkpoint_id))
+        if found is not None:
+            yield Emit(found)
+
+
+def delete_threads(ctx: Context, thread_ids: Sequence[Any]) -> Plan[None]:
+    all_keys = [thread_keys(ctx.prefix, t) for t in thread_ids]
+    if not all_keys:
+        return
+    replies = yield batch(*(Eval(lua.DELETE_THREAD, k.all, ()) for k in all_keys))
+    unindex = []
+    for keys, runs in zip(all_keys, replies, strict=True):
+        ctx.elements.drop(keys.thread_id)
+        unindex += [Cmd(("SREM", run_key(ctx.prefix, r.decode()), keys.thread_id)) for r in runs]
+    ctx.runs.forget(threads=[k.thread_id for k in all_keys])
+    if unindex:
+        yield batch(*unindex)
+
+
+def delete_for_runs(ctx: Context, run_ids: Sequence[Any]) -> Plan[None]:
+    runs = [str(r) for r in run_ids]
+    if not runs:
+        return
+    replies = yield batch(*(Cmd(("SMEMBERS", run_key(ctx.prefix, r))) for r in runs))
+    threads = sorted({member.decode() for reply in replies for member in reply})
+    if threads:
+        yield batch(
+            *(
+                Eval(lua.DELETE_RUNS, thread_keys(ctx.prefix, t).all, (new_token(), *runs))
+                for t in threads
+            )
+        )
+    for thread_id in threads:
+        ctx.elements.drop(thread_id)
+    ctx.runs.forget(runs=runs)
+    yield batch(*(Cmd(("UNLINK", run_key(ctx.prefix, r))) for r in runs))
+
+
+def copy_thread(ctx: Context, source_thread_id: Any, target_thread_id: Any) -> Plan[None]:
+    """Merge every checkpoint, write and value of the source thread into the target thread.
+
+    A `thread_id` in checkpoint metadata (langgraph-api stores one) is rewritten to the target.
+    """
+    src = thread_keys(ctx.prefix, source_thread_id)
+    dst = thread_keys(ctx.prefix, target_thread_id)
+    if src.thread_id == dst.thread_id:
+        return
+    members, writes, blobs, elements = yield batch(
+        Cmd(("ZRANGE", src.checkpoints, 0, -1)),
+        Cmd(("ZRANGE", src.writes, 0, -1)),
+        Cmd(("HGETALL", src.blobs)),
+        Cmd(("HGETALL", src.elements)),
+    )
+    if not members and not writes:
+        return
+    copied: list[bytes] = []
+    runs: set[str] = set()
+    for member in members:
+        record = decode_checkpoint(member)
+        if record.run_id:
+            runs.add(record.run_id)
+        metadata = ctx.serde.loads_typed(record.metadata)
+        if str(metadata.get("thread_id")) == src.thread_id:
+            metadata["thread_id"] = target_thread_id
+            member = _with_metadata(record, ctx.serde.dumps_typed(metadata))
+        copied.append(member)
+    blob_pairs = [part for pair in blobs.items() for part in pair]
+    element_pairs = [part for f, v in elements.items() if f != TOKEN_FIELD for part in (f, v)]
+    args = (
+        ctx.ttl_ms,
+        new_token(),
+        len(copied),
+        len(writes),
+        len(blob_pairs) // 2,
+        len(element_pairs) // 2,
+        *copied,
+        *writes,
+        *blob_pairs,
+        *element_pairs,
+    )
+    yield batch(
+        *(
+            Eval(lua.INDEX_RUN, (run_key(ctx.prefix, r),), (dst.thread_id, ctx.ttl_ms))
+            for r in sorted(runs)
+        ),
+        Eval(lua.IMPORT, dst.all, args),
+    )
+    ctx.elements.drop(dst.thread_id)
+
+
+def _with_metadata(record: CheckpointRecord, metadata: tuple[str, bytes]) -> bytes:
+    return encode_checkpoint(
+        prefix=checkpoint_prefix(record.ns, record.checkpoint_id),
+        parent_id=record.parent_id,
+        run_id=record.run_id,
+        root_id=record.root_id,
+        flags=record.flags,
+        versions=record.versions,
+        checkpoint=record.checkpoint,
+        metadata=metadata,
+    )
+
+
+def prune(ctx: Context, thread_ids: Sequence[Any], strategy: str) -> Plan[None]:
+    if isinstance(thread_ids, str):
+        raise TypeError("thread_ids must be a sequence of thread ids, not a str")
+    if strategy not in PRUNE_STRATEGIES:
+        raise ValueError(f"Unknown prune strategy {strategy!r}: use one of {PRUNE_STRATEGIES}")
+    threads = list(dict.fromkeys(str(t) for t in thread_ids))
+    if not threads:
+        return
+    if strategy == "delete":
+        yield from delete_threads(ctx, threads)
+        return
+    for check in (True, False):
+        replies = yield batch(
+            *(
+                Eval(
+                    lua.PRUNE_KEEP_LATEST,
+                    thread_keys(ctx.prefix, t).all,
+                    (new_token(), "1" if check else "0"),
+                )
+                for t in threads
+            )
+        )
+        if not check:
+            for thread_id in threads:
+                ctx.elements.drop(thread_id)
+        refused = [t for t, n in zip(threads, replies, strict=True) if n == -1]
+        if refused:
+            raise NotImplementedError(
+                "prune(strategy='keep_latest') can't prune threads that use a DeltaChannel "
+                f"(their latest values are rebuilt from older checkpoints): {', '.join(refused)}. "
+                "Use strategy='delete' for them, or leave them unpruned"
+            )
