@@ -296,6 +296,21 @@ class Settings(BaseSettings):
         json_schema_extra=_group("retrieval"),
     )
 
+    route_semantic_threshold: float = Field(
+        0.35,
+        ge=0.0,
+        le=1.0,
+        description="Routing: least cosine similarity to an agent's description/examples.",
+        json_schema_extra=_group("routing"),
+    )
+    route_semantic_margin: float = Field(
+        0.04,
+        ge=0.0,
+        le=1.0,
+        description="Routing: lead the best agent needs over the next by similarity.",
+        json_schema_extra=_group("routing"),
+    )
+
     # --- State -----------------------------------------------------------------------------
     message_keep_last: int = Field(
         20,

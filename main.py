@@ -22,7 +22,9 @@ from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from config import Settings, SettingsError, get_settings, load_settings
+from graph.chat_api import router as chat_router
 from graph.security import CallerDep
+from graph.quality import METRICS
 from graph.services import Services
 
 log = logging.getLogger("switchyard")
@@ -147,6 +149,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             allow_headers=["*"],
         )
 
+    app.include_router(chat_router)
+
     @app.get("/health", tags=["ops"])
     async def health(request: Request) -> JSONResponse:
         """Each dependency's state and latency, and the LLM provider in use (503 if one is down)."""
@@ -172,6 +176,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         services: Services = request.app.state.services
         cache = services.llm.cache
         return {
+            "stages": METRICS.snapshot(),
             "llm": services.llm.usage.snapshot(),
             "llm_cache": {
                 "hits": getattr(cache, "hits", 0),

@@ -12,10 +12,17 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph.state import CompiledStateGraph
+
 from agents.llm_cache import RedisLLMCache
 from agents.models import LLMFactory, ProviderChoice, detect_provider, set_default_factory
 from config import Settings
+from graph.deps import GraphDeps
+from graph.registry import AgentRegistry
 from graph.security import RateLimiter
+from graph.sessions import SessionStore
+from graph.workflow import compile_graph
 from tools.storage import Stores, open_stores
 
 log = logging.getLogger(__name__)
@@ -29,14 +36,25 @@ class Services:
     stores: Stores
     llm: LLMFactory
     rate_limiter: RateLimiter
+    deps: GraphDeps
+    checkpointer: BaseCheckpointSaver
+    graph: CompiledStateGraph
+    sessions: SessionStore
+    background: set[asyncio.Task[None]] = field(default_factory=set)
     extras: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def registry(self) -> AgentRegistry:
+        return self.graph.registry  # type: ignore[attr-defined,no-any-return]
 
     @property
     def provider(self) -> ProviderChoice:
         return self.llm.choice
 
     @classmethod
-    async def start(cls, settings: Settings) -> Services:
+    async def start(
+        cls, settings: Settings, *, checkpointer: BaseCheckpointSaver | None = None
+    ) -> Services:
         stores = await open_stores(settings)
         try:
             choice = await asyncio.to_thread(detect_provider, settings)
@@ -51,12 +69,31 @@ class Services:
             limiter = RateLimiter.for_redis(
                 stores.redis_url, settings.rate_limit_per_minute, cluster=settings.redis_cluster
             )
+            saver = checkpointer or redis_saver(stores, settings)
+            deps = GraphDeps(settings, llm_factory=llm)
+            graph = compile_graph(deps, checkpointer=saver)
+            ttl = settings.checkpoint_ttl_minutes * 60 if settings.checkpoint_ttl_minutes else None
+            sessions = SessionStore(stores.redis, ttl_seconds=ttl)
         except BaseException:
             await stores.close()
             raise
-        return cls(settings, stores, llm, limiter)
+        return cls(settings, stores, llm, limiter, deps, saver, graph, sessions)
 
     async def stop(self) -> None:
+        if self.background:
+            # Let turns that outlived their HTTP client finish, so their checkpoints land.
+            await asyncio.wait(self.background, timeout=self.settings.llm_timeout_seconds)
         set_default_factory(None)
         await self.llm.aclose()
         await self.stores.close()
+
+
+def redis_saver(stores: Stores, settings: Settings) -> BaseCheckpointSaver:
+    """Our Redis checkpointer on the process's Redis client, with the configured TTL."""
+    from checkpointer import AsyncRedisSaver
+
+    return AsyncRedisSaver(
+        stores.redis,
+        ttl_minutes=settings.checkpoint_ttl_minutes,
+        refresh_on_read=settings.checkpoint_refresh_on_read,
+    )

@@ -18,6 +18,7 @@ from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable, RunnableLambda
+from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BaseModel, ConfigDict, Field
 
 ScriptItem = Any
@@ -108,8 +109,8 @@ class ScriptedChatModel(BaseChatModel):
     def bind_tools(
         self, tools: Sequence[Any], *, tool_choice: Any = None, **kwargs: Any
     ) -> Runnable[LanguageModelInput, AIMessage]:
-        names = [getattr(t, "name", None) or getattr(t, "__name__", str(t)) for t in tools]
-        self.bound_tools.append([str(n) for n in names])
+        names = [convert_to_openai_tool(t)["function"]["name"] for t in tools]
+        self.bound_tools.append(names)
         return self.bind(tools=names)
 
     def with_structured_output(

@@ -65,8 +65,6 @@ def _forced_tool(request: dict[str, Any]) -> str | None:
         return str(choice.get("function", {}).get("name"))
     if tools and choice in ("required", "any"):
         return str(tools[0]["function"]["name"])
-    if len(tools) == 1 and choice not in ("none", "auto"):
-        return str(tools[0]["function"]["name"])
     return None
 
 

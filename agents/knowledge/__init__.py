@@ -1,0 +1,1 @@
+"""The knowledge agent: hybrid retrieval over the user's documents, with reflection."""

@@ -1,0 +1,247 @@
+"""REST for chat sessions: `/chat`, `/chat/stream` (SSE) and `/session/{id}`.
+
+Every session is a LangGraph thread. Ids are issued by the server (`POST /chat` without a
+`session_id` starts one); an unknown id, and a session that belongs to another API key, answer
+404 alike. A message to a session whose turn is still running answers 409.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import AsyncIterator
+from typing import Annotated, Any
+
+from fastapi import APIRouter, HTTPException, Path, Query, Request, Response, status
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+from sse_starlette.sse import EventSourceResponse
+
+from graph.context import RunContext
+from graph.nodes import now_iso
+from graph.security import ANONYMOUS, Caller, CallerDep
+from graph.sessions import SESSION_ID_PATTERN, SessionInfo
+from graph.turns import TurnRequest, describe_failure, run_turn, stream_turn
+
+log = logging.getLogger(__name__)
+
+router = APIRouter(tags=["chat"])
+
+SessionId = Annotated[
+    str,
+    Path(
+        pattern=SESSION_ID_PATTERN,
+        description="A session id: 8-64 letters, digits, '_' or '-'.",
+    ),
+]
+
+
+class ChatRequest(BaseModel):
+    """One user message."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    message: str = Field(min_length=1, description="The user's message.")
+    session_id: str | None = Field(
+        default=None,
+        pattern=SESSION_ID_PATTERN,
+        description="Continue this session; omit to start a new one.",
+    )
+    user_id: str | None = Field(
+        default=None,
+        max_length=128,
+        pattern=r"^[\w.@+-]+$",
+        description="The caller's own user id, stored with a new session.",
+    )
+    agent: str | None = Field(
+        default=None,
+        pattern=r"^[a-z_][a-z0-9_]{0,39}$",
+        description="Ask for an agent by name instead of routing.",
+    )
+    options: RunContext | None = Field(
+        default=None, description="Per-run overrides (reflection switches, top-k, ...)."
+    )
+
+    @field_validator("message")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must contain more than whitespace")
+        return value
+
+
+def _services(request: Request) -> Any:
+    return request.app.state.services
+
+
+async def _owned_session(request: Request, session_id: str, who: Caller) -> SessionInfo:
+    info = await _services(request).sessions.get(session_id)
+    if info is None or info.owner != who.owner:
+        raise HTTPException(
+            status.HTTP_404_NOT_FOUND,
+            f"Session {session_id!r} not found. Start a new one with POST /chat without a "
+            "session_id.",
+        )
+    return info
+
+
+async def _prepare(request: Request, body: ChatRequest, who: Caller) -> TurnRequest:
+    services = _services(request)
+    limit = services.settings.max_message_chars
+    if len(body.message) > limit:
+        raise HTTPException(
+            status.HTTP_422_UNPROCESSABLE_ENTITY,
+            f"message is {len(body.message)} characters; the limit is {limit} (MAX_MESSAGE_CHARS).",
+        )
+    if body.agent and body.agent not in services.registry:
+        known = ", ".join(services.registry.names)
+        raise HTTPException(
+            status.HTTP_422_UNPROCESSABLE_ENTITY, f"Unknown agent {body.agent!r}; known: {known}."
+        )
+    if body.session_id:
+        session = await _owned_session(request, body.session_id, who)
+    else:
+        user = body.user_id or (who.owner if who.owner != ANONYMOUS else "anonymous")
+        session = await services.sessions.create(who.owner, user, now_iso())
+    return TurnRequest(session, body.message, body.agent, body.options or RunContext())
+
+
+def _busy(session_id: str) -> HTTPException:
+    return HTTPException(
+        status.HTTP_409_CONFLICT,
+        f"Session {session_id!r} is still answering the previous message; send this one when "
+        "it has finished.",
+    )
+
+
+@router.post("/chat")
+async def chat(request: Request, body: ChatRequest, who: CallerDep) -> dict[str, Any]:
+    """Send a message; the answer comes back when the turn is complete."""
+    services = _services(request)
+    turn = await _prepare(request, body, who)
+    lock = services.sessions.lock(turn.session.session_id)
+    if not await lock.acquire():
+        raise _busy(turn.session.session_id)
+    try:
+        return await run_turn(services.graph, services.sessions, turn)
+    except HTTPException:
+        raise
+    except Exception as exc:
+        log.exception("turn failed for session %s", turn.session.session_id)
+        raise HTTPException(status.HTTP_502_BAD_GATEWAY, describe_failure(exc)) from exc
+    finally:
+        await _release(lock)
+
+
+async def _release(lock: Any) -> None:
+    try:
+        await lock.release()
+    except Exception as exc:  # expired or lost: the turn is over either way
+        log.warning("session lock release failed: %s", exc)
+
+
+@router.post("/chat/stream")
+async def chat_stream(request: Request, body: ChatRequest, who: CallerDep) -> EventSourceResponse:
+    """Send a message; Server-Sent Events: `session`, `route`, `node`, `token`, `answer`."""
+    services = _services(request)
+    turn = await _prepare(request, body, who)
+    lock = services.sessions.lock(turn.session.session_id)
+    if not await lock.acquire():
+        raise _busy(turn.session.session_id)
+
+    async def release() -> None:
+        await _release(lock)
+
+    async def events() -> AsyncIterator[dict[str, str]]:
+        yield {"event": "session", "data": json.dumps({"session_id": turn.session.session_id})}
+        async for event in stream_turn(
+            services.graph,
+            services.sessions,
+            turn,
+            on_done=release,
+            tasks=services.background,
+        ):
+            yield {"event": event["event"], "data": json.dumps(event["data"], default=str)}
+
+    return EventSourceResponse(events(), ping=15)
+
+
+@router.get("/session/{session_id}")
+async def get_session(request: Request, session_id: SessionId, who: CallerDep) -> dict[str, Any]:
+    """A session's summary: turns, agents used, times and the last messages."""
+    info = await _owned_session(request, session_id, who)
+    snapshot = await _services(request).graph.aget_state(
+        {"configurable": {"thread_id": session_id}}
+    )
+    values = dict(snapshot.values or {})
+    messages = values.get("messages", [])
+    return {
+        "session_id": session_id,
+        "user_id": info.user_id,
+        "turns": values.get("turn_count", 0),
+        "agents_used": info.agents,
+        "current_agent": values.get("current_agent"),
+        "created_at": values.get("created_at") or info.created_at,
+        "updated_at": values.get("updated_at") or info.created_at,
+        "running": bool(snapshot.next),
+        "last_messages": [_message_view(m) for m in messages[-10:]],
+    }
+
+
+def _message_view(message: Any) -> dict[str, Any]:
+    content = message.content if isinstance(message.content, str) else str(message.content)
+    return {
+        "role": {"human": "user", "ai": "assistant"}.get(message.type, message.type),
+        "content": content,
+        "agent": getattr(message, "name", None),
+        "id": message.id,
+    }
+
+
+@router.get("/session/{session_id}/history")
+async def session_history(
+    request: Request,
+    session_id: SessionId,
+    who: CallerDep,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+) -> dict[str, Any]:
+    """The session's checkpoints, newest first: step, the node that wrote it, time."""
+    await _owned_session(request, session_id, who)
+    graph = _services(request).graph
+    snapshots = [
+        s
+        async for s in graph.aget_state_history(
+            {"configurable": {"thread_id": session_id}}, limit=limit + 1
+        )
+    ]
+    entries = []
+    for i, snap in enumerate(snapshots[:limit]):
+        parent = snapshots[i + 1] if i + 1 < len(snapshots) else None
+        meta = snap.metadata or {}
+        wrote = list(parent.next) if parent is not None else (["input"] if meta else [])
+        entries.append(
+            {
+                "checkpoint_id": snap.config["configurable"]["checkpoint_id"],
+                "step": meta.get("step"),
+                "source": meta.get("source"),
+                "nodes": wrote,
+                "next": list(snap.next),
+                "created_at": snap.created_at,
+            }
+        )
+    return {"session_id": session_id, "checkpoints": entries}
+
+
+@router.delete("/session/{session_id}", status_code=status.HTTP_204_NO_CONTENT)
+async def delete_session(request: Request, session_id: SessionId, who: CallerDep) -> Response:
+    """Delete the session and every checkpoint of its thread."""
+    services = _services(request)
+    await _owned_session(request, session_id, who)
+    lock = services.sessions.lock(session_id)
+    if not await lock.acquire():
+        raise _busy(session_id)
+    try:
+        await services.checkpointer.adelete_thread(session_id)
+        await services.sessions.delete(session_id)
+    finally:
+        await _release(lock)
+    return Response(status_code=status.HTTP_204_NO_CONTENT)
