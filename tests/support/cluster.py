@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import socket
 import subprocess
 import time
 from dataclasses import dataclass, field
@@ -11,6 +12,21 @@ from pathlib import Path
 import redis
 
 from tests.support.servers import free_port, redis_server_binary, wait_for_port
+
+
+def free_cluster_port() -> int:
+    """A free port whose cluster bus port (port + 10000) is valid and free too."""
+    for _ in range(200):
+        port = free_port()
+        if port + 10000 > 65535:
+            continue
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            try:
+                sock.bind(("127.0.0.1", port + 10000))
+            except OSError:
+                continue
+        return port
+    raise RuntimeError("found no free port pair (port, port + 10000) for a cluster node")
 
 
 @dataclass
@@ -31,7 +47,7 @@ class RedisClusterServers:
         cli = shutil.which("redis-cli")
         if cli is None:
             raise RuntimeError("redis-cli is not on PATH; install redis-tools to create a cluster")
-        self.ports = [free_port() for _ in range(self.masters)]
+        self.ports = [free_cluster_port() for _ in range(self.masters)]
         for port in self.ports:
             node_dir = self.workdir / str(port)
             node_dir.mkdir(parents=True, exist_ok=True)
