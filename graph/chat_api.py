@@ -89,13 +89,13 @@ async def _prepare(request: Request, body: ChatRequest, who: Caller) -> TurnRequ
     limit = services.settings.max_message_chars
     if len(body.message) > limit:
         raise HTTPException(
-            status.HTTP_422_UNPROCESSABLE_ENTITY,
+            status.HTTP_422_UNPROCESSABLE_CONTENT,
             f"message is {len(body.message)} characters; the limit is {limit} (MAX_MESSAGE_CHARS).",
         )
     if body.agent and body.agent not in services.registry:
         known = ", ".join(services.registry.names)
         raise HTTPException(
-            status.HTTP_422_UNPROCESSABLE_ENTITY, f"Unknown agent {body.agent!r}; known: {known}."
+            status.HTTP_422_UNPROCESSABLE_CONTENT, f"Unknown agent {body.agent!r}; known: {known}."
         )
     if body.session_id:
         session = await _owned_session(request, body.session_id, who)

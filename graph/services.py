@@ -70,7 +70,11 @@ class Services:
                 stores.redis_url, settings.rate_limit_per_minute, cluster=settings.redis_cluster
             )
             saver = checkpointer or redis_saver(stores, settings)
+            if hasattr(saver, "setup"):
+                await saver.setup()
             deps = GraphDeps(settings, llm_factory=llm)
+            # Load the embedding model now, not on the first message that needs routing.
+            await asyncio.to_thread(deps.embeddings)
             graph = compile_graph(deps, checkpointer=saver)
             ttl = settings.checkpoint_ttl_minutes * 60 if settings.checkpoint_ttl_minutes else None
             sessions = SessionStore(stores.redis, ttl_seconds=ttl)
@@ -92,8 +96,10 @@ def redis_saver(stores: Stores, settings: Settings) -> BaseCheckpointSaver:
     """Our Redis checkpointer on the process's Redis client, with the configured TTL."""
     from checkpointer import AsyncRedisSaver
 
-    return AsyncRedisSaver(
-        stores.redis,
-        ttl_minutes=settings.checkpoint_ttl_minutes,
-        refresh_on_read=settings.checkpoint_refresh_on_read,
-    )
+    ttl = None
+    if settings.checkpoint_ttl_minutes:
+        ttl = {
+            "default_ttl": settings.checkpoint_ttl_minutes,
+            "refresh_on_read": settings.checkpoint_refresh_on_read,
+        }
+    return AsyncRedisSaver(stores.redis, ttl=ttl)

@@ -165,9 +165,9 @@ async def stream_turn(
 def describe_failure(exc: BaseException) -> str:
     """A message for a failed turn that names the failing dependency, without internals."""
     name = type(exc).__name__
-    module = type(exc).__module__
-    if module.startswith("openai") or module.startswith("httpx") or module.startswith("ollama"):
+    packages = {cls.__module__.split(".")[0] for cls in type(exc).__mro__}
+    if packages & {"openai", "langchain_openai", "httpx", "ollama", "langchain_ollama"}:
         return f"The language model provider failed ({name}: {exc}); try again later."
-    if module.startswith("redis"):
+    if "redis" in packages:
         return f"The checkpoint store (Redis) failed ({name}); the session keeps its last turn."
     return f"The turn failed ({name}); the session keeps its last completed turn."
