@@ -1,0 +1,349 @@
+"""Test-body rules: conditional logic, empty test, exception handling, ignored test, mystery
+guest, obscure set-up, redundant print, sleepy test, verbose test."""
+
+from __future__ import annotations
+
+import ast
+
+from agents.test_analysis.parsing import ParsedFile, ParsedTree, TestFunction
+from agents.test_analysis.rules.common import Emitter, dotted_name, join_names, segment
+from agents.test_analysis.rules.facts import MOCK_NAMES, TestFacts
+
+_CONSTRUCT = {
+    ast.If: "if statement", ast.For: "for loop", ast.AsyncFor: "async for loop",
+    ast.While: "while loop", ast.ListComp: "list comprehension",
+    ast.SetComp: "set comprehension", ast.DictComp: "dict comprehension",
+    ast.GeneratorExp: "generator expression", ast.Match: "match statement",
+}
+_DB_MODULES = frozenset(
+    {"sqlite3", "psycopg", "psycopg2", "pymysql", "MySQLdb", "mysql", "cx_Oracle", "oracledb",
+     "pyodbc", "asyncpg", "aiosqlite", "aiomysql"}
+)
+_HTTP_MODULES = frozenset({"requests", "httpx", "urllib3", "aiohttp"})
+_FILE_OPENERS = frozenset({"", "io", "codecs", "gzip", "bz2", "lzma", "os"})
+_NUMPY = frozenset({"np", "numpy"})
+_PANDAS = frozenset({"pd", "pandas"})
+_TEMP_PARAMS = ("tmp", "temp", "datadir")
+
+
+def is_empty_body(body: list[ast.stmt]) -> bool:
+    """Only ``pass``, ``...`` and docstrings."""
+    for stmt in body:
+        if type(stmt) is ast.Pass:
+            continue
+        if type(stmt) is ast.Expr and type(stmt.value) is ast.Constant and (
+            stmt.value.value is Ellipsis or isinstance(stmt.value.value, str)
+        ):
+            continue
+        return False
+    return True
+
+
+def skip_marker(expr: ast.expr, syntax: ParsedTree) -> tuple[str, bool, bool] | None:
+    """``(marker text, conditional, has_reason)`` when ``expr`` is a skip decorator/mark."""
+    call = expr if type(expr) is ast.Call else None
+    target = call.func if call is not None else expr
+    name = dotted_name(target)
+    last = name.rsplit(".", 1)[-1]
+    kind = ""
+    if name.endswith("mark.skip"):
+        kind = "pytest.skip"
+    elif name.endswith("mark.skipif"):
+        kind = "pytest.skipif"
+    elif name in ("unittest.skip", "unittest.skipIf", "unittest.skipUnless"):
+        kind = "unittest." + last
+    elif type(target) is ast.Name and syntax.unittest_names.get(name) in (
+        "skip", "skipIf", "skipUnless"
+    ):
+        kind = "unittest." + syntax.unittest_names[name]
+    if not kind:
+        return None
+    args = call.args if call is not None else []
+    kwargs = {k.arg for k in call.keywords} if call is not None else set()
+    text = "@" + name
+    if kind == "pytest.skip":
+        return text, False, bool(args) or "reason" in kwargs
+    if kind == "pytest.skipif":
+        # string conditions double as the reason; boolean ones need reason=
+        string_condition = bool(args) and all(
+            type(a) is ast.Constant and isinstance(a.value, str) for a in args
+        )
+        return text, True, "reason" in kwargs or string_condition
+    if kind == "unittest.skip":
+        # bare @unittest.skip (no call) passes the function itself as the "reason"
+        has_reason = call is not None and (bool(args) or "reason" in kwargs)
+        return text, False, has_reason
+    return text, True, len(args) >= 2 or "reason" in kwargs
+
+
+def check_ignored_decorators(
+    em: Emitter, decorators: list[ast.expr], subject: str, line: int, end_line: int
+) -> bool:
+    """ignored-test for skip decorators of a test or class; True when skipped unconditionally."""
+    unconditional = False
+    for dec in decorators:
+        marker = skip_marker(dec, em.syntax)
+        if marker is None:
+            continue
+        text, conditional, has_reason = marker
+        unconditional = unconditional or not conditional
+        if conditional and has_reason:
+            continue
+        if conditional:
+            message = f"{text} on {subject} gives no reason, so nobody knows when it may run."
+        elif has_reason:
+            message = f"{subject} is skipped unconditionally by {text}, so it never runs."
+        else:
+            message = f"{subject} is skipped unconditionally by {text} without a reason."
+        em.emit(
+            "ignored-test", dec.lineno, dec.end_lineno, message,
+            confidence=0.8 if has_reason else 1.0,
+            context={"test": subject, "marker": text},
+        )
+    return unconditional
+
+
+def check_body_rules(em: Emitter, facts: TestFacts) -> tuple[bool, bool]:
+    """Run the body rules of one test; returns ``(empty, skipped_unconditionally)``."""
+    test = facts.test
+    node = test.node
+    parsed = em.parsed
+    cfg = em.rc.config
+    empty = is_empty_body(node.body)
+    if empty:
+        em.emit("empty-test", test.line, test.end_line,
+                f"{test.name} has no code, so it always passes.",
+                context={"test": test.name})
+    skipped = False
+    if em.on("ignored-test"):
+        skipped = check_ignored_decorators(
+            em, node.decorator_list, test.name, test.line, test.end_line
+        )
+        for skip_node, conditional, has_reason in facts.skips:
+            if not conditional:
+                skipped = True
+                em.emit_node(
+                    "ignored-test", skip_node,
+                    f"{test.name} skips itself unconditionally, so it never runs.",
+                    confidence=0.8 if has_reason else 1.0,
+                    context={"test": test.name, "marker": segment(parsed, skip_node, 60)},
+                )
+            elif not has_reason:
+                em.emit_node(
+                    "ignored-test", skip_node,
+                    f"{test.name} skips itself without a reason.",
+                    confidence=0.9,
+                    context={"test": test.name, "marker": segment(parsed, skip_node, 60)},
+                )
+    if facts.control_hits and em.on("conditional-logic"):
+        for ctrl in facts.control_hits.values():
+            construct = _CONSTRUCT.get(type(ctrl), "branch")
+            inner = _first_assertion_in(facts, ctrl)
+            em.emit_node(
+                "conditional-logic", ctrl,
+                f"An assertion inside a {construct} runs only for some inputs or iterations.",
+                confidence=0.9,
+                context={"construct": construct, "test": test.name,
+                         "assertion": segment(parsed, inner) if inner is not None else "..."},
+            )
+    if em.on("exception-handling"):
+        for try_node in facts.tries:
+            exc = _handler_names(try_node)
+            only_import = exc and all(e in ("ImportError", "ModuleNotFoundError") for e in exc)
+            em.emit_node(
+                "exception-handling", try_node,
+                "The test catches exceptions with try/except instead of asserting them with "
+                "pytest.raises/assertRaises.",
+                confidence=0.6 if only_import else 0.9,
+                context={"construct": "try/except", "line": str(try_node.lineno),  # type: ignore[attr-defined]
+                         "exception": exc[0] if exc else "Exception"},
+            )
+        for raise_node in facts.raises:
+            exc_name = dotted_name(raise_node.exc) if raise_node.exc is not None else ""
+            em.emit_node(
+                "exception-handling", raise_node,
+                "The test raises an exception itself; use pytest.fail(...) for explicit "
+                "failures or pytest.raises for expected errors.",
+                confidence=0.8,
+                context={"construct": "raise", "line": str(raise_node.lineno),
+                         "exception": exc_name or "Exception"},
+            )
+    if facts.guests and em.on("mystery-guest"):
+        _mystery_guests(em, facts)
+    if len(facts.assigned) > cfg.obscure_setup_max_locals:
+        em.emit(
+            "obscure-setup", test.line, test.end_line,
+            f"{test.name} assigns {len(facts.assigned)} local variables (limit "
+            f"{cfg.obscure_setup_max_locals}), hiding what the test depends on.",
+            confidence=0.8,
+            context={"test": test.name, "count": str(len(facts.assigned)),
+                     "limit": str(cfg.obscure_setup_max_locals),
+                     "names": join_names(facts.assigned)},
+        )
+    for call in facts.prints:
+        em.emit_node("redundant-print", call, "The test prints output that nobody checks.",
+                     context={"call": segment(parsed, call, 60), "test": test.name})
+    for call, module in facts.sleeps:
+        _sleepy(em, call, module, test)
+    if facts.statements > cfg.verbose_test_max_statements:
+        em.emit(
+            "verbose-test", test.line, test.end_line,
+            f"{test.name} has {facts.statements} statements (limit "
+            f"{cfg.verbose_test_max_statements}), too many to see what it checks.",
+            confidence=0.9,
+            context={"test": test.name, "count": str(facts.statements),
+                     "limit": str(cfg.verbose_test_max_statements)},
+        )
+    return empty, skipped
+
+
+def _first_assertion_in(facts: TestFacts, ctrl: ast.AST) -> ast.AST | None:
+    start, end = ctrl.lineno, ctrl.end_lineno or ctrl.lineno  # type: ignore[attr-defined]
+    inside = [a.node for a in facts.assertions if start <= a.node.lineno <= end]  # type: ignore[attr-defined]
+    return min(inside, key=lambda n: (n.lineno, n.col_offset), default=None)  # type: ignore[attr-defined]
+
+
+def _handler_names(node: ast.AST) -> list[str]:
+    names: list[str] = []
+    for handler in node.handlers:  # type: ignore[attr-defined]
+        typ = handler.type
+        if typ is None:
+            names.append("Exception")
+        elif type(typ) is ast.Tuple:
+            names.extend(dotted_name(e) for e in typ.elts)
+        else:
+            names.append(dotted_name(typ))
+    return names
+
+
+def _sleepy(em: Emitter, call: ast.Call, module: str, test: TestFunction) -> None:
+    if module != "time":
+        delay = call.args[0] if call.args else next(
+            (k.value for k in call.keywords if k.arg in ("delay", "seconds")), None
+        )
+        if not (type(delay) is ast.Constant and isinstance(delay.value, int | float)
+                and not isinstance(delay.value, bool) and delay.value > 0):
+            return
+    if _has_comment(em.parsed, call):
+        return
+    em.emit_node(
+        "sleepy-test", call,
+        f"{test.name} sleeps for a fixed time, which is slow and still flaky.",
+        context={"call": segment(em.parsed, call, 60), "test": test.name},
+    )
+
+
+def _has_comment(parsed: ParsedFile, node: ast.AST) -> bool:
+    line = node.end_lineno or node.lineno  # type: ignore[attr-defined]
+    text = parsed.line_text(line).encode("utf-8", "surrogatepass")
+    return b"#" in text[node.end_col_offset or 0 :]  # type: ignore[attr-defined]
+
+
+# --------------------------------------------------------------------------- mystery guest
+
+
+def _mentions(node: ast.AST, needles: tuple[str, ...], budget: int = 200) -> bool:
+    for n in ast.walk(node):
+        budget -= 1
+        if budget < 0:
+            return False
+        text = n.id if type(n) is ast.Name else n.attr if type(n) is ast.Attribute else None
+        if text is not None and any(s in text.lower() for s in needles):
+            return True
+        if type(n) is ast.Constant and n.value == ":memory:":
+            return True
+        if text in ("StringIO", "BytesIO", "devnull"):
+            return True
+    return False
+
+
+def _hardcoded(node: ast.AST) -> bool:
+    for n in ast.walk(node):
+        if type(n) is ast.Constant and isinstance(n.value, str | bytes):
+            return True
+        if type(n) is ast.Name and n.id == "__file__":
+            return True
+    return False
+
+
+def _uses_doubles(test: TestFunction) -> bool:
+    node = test.node
+    for dec in node.decorator_list:
+        name = dotted_name(dec).lower()
+        if any(word in name for word in ("patch", "mock", "responses", "vcr", "httpretty")):
+            return True
+    params = [a.arg for a in node.args.args + node.args.kwonlyargs]
+    return any("mock" in p or p in MOCK_NAMES for p in params)
+
+
+def _classify(call: ast.Call, name: str, receiver: str) -> tuple[str, float] | None:
+    """``(resource, confidence)`` when ``call`` reaches a real resource."""
+    first = call.args[0] if call.args else None
+    if name == "open" and receiver in _FILE_OPENERS and first is not None:
+        return "file", 0.9 if _hardcoded(first) else 0.7
+    if name in ("read_text", "read_bytes", "write_text", "write_bytes", "open") and receiver == "?":
+        value = call.func.value  # type: ignore[attr-defined]
+        if type(value) is ast.Call and dotted_name(value.func).endswith("Path") and value.args:
+            return ("file", 0.9) if _hardcoded(value.args[0]) else None
+        return None
+    if name in ("urlopen", "urlretrieve", "HTTPConnection", "HTTPSConnection"):
+        return "network URL", 0.8
+    if name == "socket" and receiver == "socket" or name == "create_connection":
+        return "socket", 0.8
+    if name == "connect" and receiver in _DB_MODULES:
+        return "database", 0.8
+    if name == "create_engine" and first is not None and _hardcoded(first):
+        return "database", 0.8
+    if receiver in _HTTP_MODULES and name in ("get", "post", "put", "delete", "patch", "head",
+                                              "request", "options"):
+        return "network URL", 0.8
+    if receiver in _NUMPY and name in ("load", "loadtxt", "genfromtxt", "fromfile"):
+        return ("file", 0.8) if first is not None and _hardcoded(first) else None
+    if receiver in _PANDAS and name.startswith("read_") and first is not None:
+        if type(first) is ast.Constant and str(first.value).startswith(("http:", "https:")):
+            return "network URL", 0.8
+        return ("file", 0.8) if _hardcoded(first) else None
+    return None
+
+
+def _mystery_guests(em: Emitter, facts: TestFacts) -> None:
+    test = facts.test
+    if facts.mentions_mock or _uses_doubles(test):
+        return
+    temp_test: bool | None = None
+    for call, name, receiver in facts.guests:
+        found = _classify(call, name, receiver)
+        if found is None:
+            continue
+        resource, confidence = found
+        first = call.args[0] if call.args else None
+        if first is not None and _mentions(first, _TEMP_PARAMS):
+            continue
+        if resource == "file" and confidence < 0.8:
+            # A variable path: fine when the test works in a temporary directory.
+            if temp_test is None:
+                params = [a.arg for a in test.node.args.args]
+                temp_test = any(p.startswith(_TEMP_PARAMS) for p in params) or _mentions(
+                    test.node, ("tmp", "temp", "tempfile"), budget=5000
+                )
+            if temp_test:
+                continue
+        em.emit_node(
+            "mystery-guest", call,
+            f"The test uses a real {resource} ({name}) instead of a fixture or a double.",
+            confidence=confidence,
+            context={"call": segment(em.parsed, call, 60), "resource": resource,
+                     "test": test.name, "guest_example": _GUEST_EXAMPLES[resource]},
+        )
+
+
+_GUEST_EXAMPLES = {
+    "file": "def test_reads(tmp_path):\n    path = tmp_path / \"data.txt\"\n"
+            "    path.write_text(\"...\")\n    assert load(path) == ...",
+    "network URL": "def test_fetch(monkeypatch):\n    monkeypatch.setattr(client, \"get\", "
+                   "lambda url: FakeResponse(200))\n    assert fetch() == ...",
+    "socket": "def test_send():\n    sock = unittest.mock.Mock()\n    send(sock, b\"x\")\n"
+              "    sock.sendall.assert_called_once_with(b\"x\")",
+    "database": "def test_store():\n    conn = sqlite3.connect(\":memory:\")\n"
+                "    store(conn, item)\n    assert count(conn) == 1",
+}

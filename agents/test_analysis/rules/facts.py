@@ -1,0 +1,399 @@
+"""One traversal per test: collect every fact the test-level rules need.
+
+The rules never walk a test themselves. :func:`collect_facts` visits each node of a test's
+body once (iteratively, so deep nesting cannot overflow the stack), skipping nodes no rule
+looks at (expression contexts, operators), and records assertions, control flow around them,
+try/raise, print/sleep/resource calls, assigned names, ``self`` attribute use and tokens.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+from agents.test_analysis.parsing import ParsedTree, TestClass, TestFunction
+from agents.test_analysis.rules.common import RuleConfig
+
+# pytest functions that assert (``pytest.raises`` & co. fail the test when unmet).
+PYTEST_ASSERTS = frozenset({"raises", "warns", "fail", "deprecated_call"})
+PYTEST_SKIPS = frozenset({"skip"})
+SLEEP_MODULES = frozenset({"time", "asyncio", "trio", "anyio"})
+#: Names whose presence means the test replaces real resources with doubles.
+MOCK_NAMES = frozenset(
+    {"patch", "mock", "Mock", "MagicMock", "AsyncMock", "monkeypatch", "responses", "respx",
+     "requests_mock", "httpx_mock", "aioresponses", "httpserver", "mocker"}
+)
+#: Called names that may touch real resources; refined in the mystery-guest rule.
+GUEST_NAMES = frozenset(
+    {"open", "urlopen", "urlretrieve", "create_connection", "socket", "connect",
+     "create_engine", "HTTPConnection", "HTTPSConnection", "get", "post", "put", "delete",
+     "patch", "head", "request", "options", "load", "loadtxt", "genfromtxt", "fromfile",
+     "read_csv", "read_json", "read_excel", "read_parquet", "read_table", "read_text",
+     "read_bytes", "write_text", "write_bytes"}
+)
+#: Helper-looking names: a test calling them may assert indirectly (lowers unknown-test
+#: confidence instead of suppressing it).
+HELPERISH_PREFIXES = ("check", "verify", "expect", "validate", "ensure", "_check", "_assert",
+                      "_verify", "do_test", "_test", "run_test", "helper")
+
+_CONTROL = frozenset(
+    {ast.If, ast.For, ast.AsyncFor, ast.While, ast.ListComp, ast.SetComp, ast.DictComp,
+     ast.GeneratorExp, ast.Match}
+)
+_NESTED = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef})
+_STMT = frozenset(c for c in vars(ast).values() if isinstance(c, type) and issubclass(c, ast.stmt))
+_SKIP_FIELDS = frozenset(
+    {"ctx", "op", "ops", "type_comment", "id", "attr", "arg", "name", "names", "kind", "module",
+     "level", "is_async", "conversion", "tag", "type_ignores"}
+)
+_FIELDS: dict[type, tuple[str, ...]] = {ast.Constant: ()}
+
+F_NESTED = 1  # inside a def/lambda/class nested in the test
+F_TRY = 2  # inside a try statement that has handlers
+
+
+def _child_fields(t: type) -> tuple[str, ...]:
+    fields = _FIELDS.get(t)
+    if fields is None:
+        fields = tuple(f for f in t._fields if f not in _SKIP_FIELDS)  # type: ignore[attr-defined]
+        _FIELDS[t] = fields
+    return fields
+
+
+@dataclass(eq=False, slots=True)
+class Assertion:
+    """An assertion in a test. ``kind``: assert | unittest | pytest | helper | local | raise."""
+
+    node: ast.AST
+    kind: str
+    name: str
+
+
+@dataclass(eq=False, slots=True)
+class TestFacts:
+    """Everything the test-level rules need about one test."""
+
+    __test__ = False
+
+    test: TestFunction
+    assertions: list[Assertion] = field(default_factory=list)
+    #: Outermost if/for/while/comprehension nodes that contain an assertion, by id.
+    control_hits: dict[int, ast.AST] = field(default_factory=dict)
+    tries: list[ast.AST] = field(default_factory=list)
+    raises: list[ast.Raise] = field(default_factory=list)
+    prints: list[ast.Call] = field(default_factory=list)
+    sleeps: list[tuple[ast.Call, str]] = field(default_factory=list)
+    guests: list[tuple[ast.Call, str, str]] = field(default_factory=list)
+    #: (node, conditional, has_reason) of imperative skips: pytest.skip, skipTest, SkipTest.
+    skips: list[tuple[ast.AST, bool, bool]] = field(default_factory=list)
+    assigned: set[str] = field(default_factory=set)
+    self_loads: set[str] = field(default_factory=set)
+    self_calls: set[str] = field(default_factory=set)
+    statements: int = 0
+    tokens: list[str] | None = None
+    mentions_mock: bool = False
+    helperish_calls: bool = False
+
+
+class FactCollector:
+    """Collects :class:`TestFacts` for the tests of one file under one config."""
+
+    def __init__(self, syntax: ParsedTree, rc: RuleConfig) -> None:
+        self.syntax = syntax
+        self.rc = rc
+        self.infer = rc.config.infer_local_helpers
+        self._asserts_memo: dict[int, bool] = {}
+
+    # ------------------------------------------------------------------ the traversal
+
+    def collect(self, test: TestFunction, *, want_tokens: bool = False) -> TestFacts:
+        """Visit ``test``'s body once and return its facts."""
+        facts = TestFacts(test)
+        tokens: list[str] | None = [] if want_tokens else None
+        facts.tokens = tokens
+        assertions = facts.assertions
+        hits = facts.control_hits
+        assigned = facts.assigned
+        body = test.node.body
+        # Three parallel stacks instead of a stack of (node, ctrl, flags) tuples: a tuple per
+        # node is a GC-tracked allocation, and the collections it triggers cost more than
+        # the traversal itself on large files.
+        nodes: list[ast.AST] = list(body)
+        ctrls: list[ast.AST | None] = [None] * len(body)
+        flag_stack: list[int] = [0] * len(body)
+        push_node, push_ctrl, push_flags = nodes.append, ctrls.append, flag_stack.append
+        pop_node, pop_ctrl, pop_flags = nodes.pop, ctrls.pop, flag_stack.pop
+        statements = 0
+        Name, Attribute, Call, Assert = ast.Name, ast.Attribute, ast.Call, ast.Assert
+        Store = ast.Store
+        fields_of = _FIELDS
+        while nodes:
+            node = pop_node()
+            ctrl = pop_ctrl()
+            flags = pop_flags()
+            t = type(node)
+            if t is Name:
+                ident = node.id  # type: ignore[attr-defined]
+                if tokens is not None:
+                    tokens.append(ident)
+                if type(node.ctx) is Store:  # type: ignore[attr-defined]
+                    if not flags & F_NESTED:
+                        assigned.add(ident)
+                elif ident in MOCK_NAMES:
+                    facts.mentions_mock = True
+                continue
+            if t is Attribute:
+                value = node.value  # type: ignore[attr-defined]
+                attr = node.attr  # type: ignore[attr-defined]
+                if tokens is not None:
+                    tokens.append(attr)
+                if type(value) is Name and value.id in ("self", "cls"):
+                    if type(node.ctx) is not Store:  # type: ignore[attr-defined]
+                        facts.self_loads.add(attr)
+                    continue
+                if attr in MOCK_NAMES:
+                    facts.mentions_mock = True
+                push_node(value)
+                push_ctrl(ctrl)
+                push_flags(flags)
+                continue
+            if t is ast.Constant:
+                continue
+            child_ctrl = ctrl
+            child_flags = flags
+            if t is Call:
+                kind = self._call(node, ctrl, flags, facts)  # type: ignore[arg-type]
+                if kind is not None:
+                    assertions.append(Assertion(node, kind, _name_of(node)))  # type: ignore[arg-type]
+                    if ctrl is not None:
+                        hits[id(ctrl)] = ctrl
+            elif t in _STMT:
+                statements += 1
+                if t is Assert:
+                    assertions.append(Assertion(node, "assert", "assert"))
+                    if ctrl is not None:
+                        hits[id(ctrl)] = ctrl
+                elif t is ast.If or t is ast.For or t is ast.While or t is ast.AsyncFor:
+                    if ctrl is None:
+                        child_ctrl = node
+                elif t is ast.Try or t is ast.TryStar:
+                    if node.handlers:  # type: ignore[attr-defined]
+                        child_flags |= F_TRY
+                        if not flags & (F_NESTED | F_TRY):
+                            facts.tries.append(node)
+                elif t is ast.Raise:
+                    self._raise(node, ctrl, flags, facts)  # type: ignore[arg-type]
+                elif t is ast.With or t is ast.AsyncWith:
+                    if _is_subtest(node):  # type: ignore[arg-type]
+                        # `for case in cases: with self.subTest(case): ...` is unittest's own
+                        # way to parametrise; it is not conditional test logic.
+                        child_ctrl = None
+                elif t is ast.Match:
+                    if ctrl is None:
+                        child_ctrl = node
+                elif t in _NESTED:
+                    child_flags |= F_NESTED
+            elif t in _CONTROL:  # comprehensions
+                if ctrl is None:
+                    child_ctrl = node
+                for gen in node.generators:  # type: ignore[attr-defined]
+                    # comprehension variables are not locals of the test
+                    push_node(gen.target)
+                    push_ctrl(child_ctrl)
+                    push_flags(child_flags | F_NESTED)
+                    for sub in (gen.iter, *gen.ifs):
+                        push_node(sub)
+                        push_ctrl(child_ctrl)
+                        push_flags(child_flags)
+                parts = (node.key, node.value) if t is ast.DictComp else (node.elt,)  # type: ignore[attr-defined]
+                for sub in parts:
+                    push_node(sub)
+                    push_ctrl(child_ctrl)
+                    push_flags(child_flags)
+                continue
+            elif t is ast.Lambda:
+                child_flags |= F_NESTED
+            for fname in fields_of.get(t) or _child_fields(t):
+                value = getattr(node, fname)
+                if type(value) is list:
+                    for item in value:
+                        if isinstance(item, ast.AST):
+                            push_node(item)
+                            push_ctrl(child_ctrl)
+                            push_flags(child_flags)
+                elif isinstance(value, ast.AST):
+                    push_node(value)
+                    push_ctrl(child_ctrl)
+                    push_flags(child_flags)
+        if body and _is_docstring(body[0]):
+            statements -= 1
+        facts.statements = statements
+        return facts
+
+    # ------------------------------------------------------------------ node handlers
+
+    def _call(
+        self, node: ast.Call, ctrl: ast.AST | None, flags: int, facts: TestFacts
+    ) -> str | None:
+        """Classify a call; returns the assertion kind or None (recording other facts)."""
+        func = node.func
+        tf = type(func)
+        receiver: str | None = None
+        if tf is ast.Attribute:
+            name: str = func.attr  # type: ignore[attr-defined]
+            value = func.value  # type: ignore[attr-defined]
+            if type(value) is ast.Name:
+                receiver = value.id
+        elif tf is ast.Name:
+            name = func.id  # type: ignore[attr-defined]
+        else:
+            return None
+        syntax = self.syntax
+        if receiver == "self" or receiver == "cls":
+            facts.self_calls.add(name)
+            if name.startswith(("assert", "fail")):
+                return "unittest"
+            if name == "skipTest":
+                facts.skips.append((node, ctrl is not None or bool(flags), bool(node.args)))
+                return None
+        elif receiver == "pytest" or (tf is ast.Name and name in syntax.pytest_names):
+            pname = name if receiver else syntax.pytest_names[name]
+            if pname in PYTEST_ASSERTS:
+                return "pytest"
+            if pname in PYTEST_SKIPS:
+                has_reason = bool(node.args) or any(
+                    k.arg in ("reason", "msg") for k in node.keywords
+                )
+                facts.skips.append((node, ctrl is not None or bool(flags), has_reason))
+                return None
+        if self.rc.is_helper(name):
+            return "helper"
+        if self.infer and self._is_local_helper(name, receiver, tf, facts.test.cls):
+            return "local"
+        if tf is ast.Name and (name == "print" or name == "pprint"):
+            facts.prints.append(node)
+        elif name == "sleep":
+            module = receiver if receiver in SLEEP_MODULES else None
+            if module is None and tf is ast.Name:
+                module = syntax.sleep_names.get(name)
+            if module is not None:
+                facts.sleeps.append((node, module))
+        elif name in GUEST_NAMES:
+            # receiver: a module/variable name, "" for a bare call, "?" for a computed one
+            facts.guests.append(
+                (node, name, receiver if receiver is not None else ("" if tf is ast.Name else "?"))
+            )
+        elif name.startswith(HELPERISH_PREFIXES):
+            facts.helperish_calls = True
+        elif receiver == "self":
+            cls = facts.test.cls
+            if cls is not None and name not in cls.methods:
+                facts.helperish_calls = True  # an inherited helper might assert
+        return None
+
+    def _raise(self, node: ast.Raise, ctrl: ast.AST | None, flags: int, facts: TestFacts) -> None:
+        exc = node.exc
+        target = exc.func if type(exc) is ast.Call else exc
+        name = ""
+        if type(target) is ast.Name:
+            name = target.id
+        elif type(target) is ast.Attribute:
+            name = target.attr
+        if name == "SkipTest" or (
+            name == "Exception" and target is not None and "skip" in ast.dump(target)
+        ):
+            has_reason = type(exc) is ast.Call and bool(exc.args)
+            facts.skips.append((node, ctrl is not None or bool(flags), has_reason))
+            return
+        if name == "AssertionError":
+            facts.assertions.append(Assertion(node, "raise", "AssertionError"))
+            if ctrl is not None:
+                facts.control_hits[id(ctrl)] = ctrl
+        if not flags & (F_NESTED | F_TRY):
+            facts.raises.append(node)
+
+    # ------------------------------------------------------------------ local helpers
+
+    def _is_local_helper(
+        self, name: str, receiver: str | None, tf: type, cls: TestClass | None
+    ) -> bool:
+        if tf is ast.Name:
+            func = self.syntax.functions.get(name)
+        elif receiver == "self" and cls is not None and not name.startswith("test"):
+            func = cls.methods.get(name)
+        else:
+            return False
+        return func is not None and self.function_asserts(func, cls)
+
+    def function_asserts(self, func: ast.AST, cls: TestClass | None, depth: int = 0) -> bool:
+        """Whether ``func`` (a helper of this file) contains an assertion (memoised)."""
+        key = id(func)
+        memo = self._asserts_memo
+        if key in memo:
+            return memo[key]
+        memo[key] = False  # recursion guard
+        result = False
+        for node in ast.walk(func):
+            t = type(node)
+            if t is ast.Assert:
+                result = True
+            elif t is ast.Raise:
+                result = "AssertionError" in ast.dump(node.exc) if node.exc else False  # type: ignore[attr-defined]
+            elif t is ast.Call:
+                result = self._call_asserts(node, cls, depth)  # type: ignore[arg-type]
+            if result:
+                break
+        memo[key] = result
+        return result
+
+    def _call_asserts(self, node: ast.Call, cls: TestClass | None, depth: int) -> bool:
+        func = node.func
+        if type(func) is ast.Attribute:
+            name = func.attr
+            value = func.value
+            receiver = value.id if type(value) is ast.Name else None
+        elif type(func) is ast.Name:
+            name, receiver = func.id, None
+        else:
+            return False
+        if receiver == "self" and name.startswith(("assert", "fail")):
+            return True
+        if receiver == "pytest" and name in PYTEST_ASSERTS:
+            return True
+        if self.rc.is_helper(name):
+            return True
+        if depth >= 2:
+            return False
+        target = None
+        if receiver is None:
+            target = self.syntax.functions.get(name)
+        elif receiver == "self" and cls is not None:
+            target = cls.methods.get(name)
+        return target is not None and self.function_asserts(target, cls, depth + 1)
+
+
+def _name_of(node: ast.Call) -> str:
+    func = node.func
+    if type(func) is ast.Attribute:
+        return func.attr
+    if type(func) is ast.Name:
+        return func.id
+    return ""
+
+
+def _is_subtest(node: ast.With | ast.AsyncWith) -> bool:
+    for item in node.items:
+        expr = item.context_expr
+        if type(expr) is ast.Call:
+            func = expr.func
+            if type(func) is ast.Attribute and func.attr == "subTest":
+                return True
+    return False
+
+
+def _is_docstring(stmt: ast.stmt) -> bool:
+    return (
+        type(stmt) is ast.Expr
+        and type(stmt.value) is ast.Constant
+        and isinstance(stmt.value.value, str)
+    )
