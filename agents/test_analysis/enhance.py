@@ -13,6 +13,7 @@ when both agree) and only clamps it to [0, 1].
 from __future__ import annotations
 
 import bisect
+import re
 from collections.abc import Iterable, Mapping
 
 from agents.test_analysis.models import Finding, Source
@@ -57,7 +58,18 @@ def _context(
             if text:
                 for field in ("assertion", "call", "first"):
                     ctx.setdefault(field, text)
+                if f.smell == "magic-number":
+                    numbers = [n for n in _NUMBER.findall(text) if n not in _SMALL]
+                    if numbers:
+                        ctx.setdefault("numbers", ", ".join(numbers[:3]))
+                        ctx.setdefault("number", numbers[0])
+                        ctx.setdefault("constant", "VALUE")
+                        ctx.setdefault("fixed", text.replace(numbers[0], "EXPECTED_VALUE", 1))
     return ctx
+
+
+_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?:[eE][-+]?\d+)?(?![\w.])")
+_SMALL = {str(n) for n in range(11)} | {"100"}
 
 
 def enhance_one(

@@ -359,7 +359,8 @@ def _record_import(parsed: ParsedTree, node: ast.ImportFrom) -> None:
             parsed.unittest_names[alias.asname or alias.name] = alias.name
 
 
-def _base_name(expr: ast.expr) -> str:
+def base_name(expr: ast.expr) -> str:
+    """Last name of a base-class expression (``unittest.TestCase`` -> ``TestCase``)."""
     if type(expr) is ast.Name:
         return expr.id
     if type(expr) is ast.Attribute:
@@ -370,7 +371,7 @@ def _base_name(expr: ast.expr) -> str:
 def _discover_class(
     parsed: ParsedTree, node: ast.ClassDef, prefix: str, unittest_classes: set[str]
 ) -> None:
-    bases = [_base_name(b) for b in node.bases]
+    bases = [base_name(b) for b in node.bases]
     is_unittest = any(b.endswith("TestCase") or b in unittest_classes for b in bases)
     qualname = prefix + node.name
     if is_unittest:

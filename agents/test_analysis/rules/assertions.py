@@ -4,6 +4,7 @@ suboptimal assert, unknown test. Each reads :class:`TestFacts`; none walks the t
 from __future__ import annotations
 
 import ast
+import bisect
 from typing import Any
 
 from agents.test_analysis.rules.common import (
@@ -110,15 +111,15 @@ def check_assertion_rules(em: Emitter, facts: TestFacts) -> None:
                              "first": segment(em.parsed, first)},
                 )
     if em.on("duplicate-assert") and len(assertions) >= 2:
-        _duplicates(em, assertions)
+        _duplicates(em, assertions, facts)
     redundant = em.on("redundant-assertion")
     magic = em.on("magic-number")
-    sensitive = em.on("sensitive-equality")
+    sensitive = em.on("sensitive-equality") and not formatting_is_subject(em, test.name)
     suboptimal = em.on("suboptimal-assert")
     for a in assertions:
         if a.kind == "local" or a.kind == "raise":
             continue
-        if redundant:
+        if redundant and not a.nested:  # nested: likely a test of an assertion helper
             _redundant(em, a)
         if magic and a.kind != "pytest":
             _magic(em, a)
@@ -144,8 +145,12 @@ def check_unknown_test(em: Emitter, facts: TestFacts) -> None:
 # --------------------------------------------------------------------------- rules
 
 
-def _duplicates(em: Emitter, assertions: list[Assertion]) -> None:
+def _duplicates(em: Emitter, assertions: list[Assertion], facts: TestFacts) -> None:
     seen: dict[str, int] = {}
+    # Statements that are not assertions may change the state the repeat checks again
+    # (`x = ...; assert_(x)` twice): only back-to-back repeats are reported.
+    assertion_lines = {a.node.lineno for a in assertions}  # type: ignore[attr-defined]
+    actions = sorted({line for line in facts.stmt_lines if line not in assertion_lines})
     for a in assertions:
         node = a.node
         if a.name in _SELF_DESCRIBING and a.kind != "helper" and len(node.args) <= 1:  # type: ignore[attr-defined]
@@ -156,14 +161,17 @@ def _duplicates(em: Emitter, assertions: list[Assertion]) -> None:
         if not key:
             continue
         first = seen.get(key)
+        line: int = node.lineno  # type: ignore[attr-defined]
+        seen[key] = line
         if first is None:
-            seen[key] = node.lineno  # type: ignore[attr-defined]
             continue
+        if bisect.bisect_right(actions, first) != bisect.bisect_left(actions, line):
+            continue  # something happened in between
         em.emit_node(
             "duplicate-assert", node,
             f"This assertion repeats the one on line {first}; the second check adds nothing "
             "unless the state changed in between.",
-            confidence=0.8,
+            confidence=0.9,
             context={"assertion": segment(em.parsed, node), "first_line": str(first)},
         )
 
@@ -173,7 +181,8 @@ def _redundant(em: Emitter, a: Assertion) -> None:
     if reason is not None:
         em.emit_node(
             "redundant-assertion", a.node, f"This assertion {reason}, so it checks nothing.",
-            confidence=0.9 if "same expression" in reason else 1.0,
+            # x == x may be a deliberate check of a custom __eq__
+            confidence=0.7 if "same expression" in reason else 1.0,
             context={"assertion": segment(em.parsed, a.node), "reason": reason},
         )
 
@@ -273,7 +282,8 @@ def _magic(em: Emitter, a: Assertion) -> None:
             stack.extend(n.comparators)  # type: ignore[attr-defined]
         elif t is ast.BinOp:
             stack.append(n.left)  # type: ignore[attr-defined]
-            stack.append(n.right)  # type: ignore[attr-defined]
+            if type(n.op) is not ast.Pow:  # type: ignore[attr-defined]
+                stack.append(n.right)  # type: ignore[attr-defined]  # 2**31: the 31 is no mystery
         elif t is ast.BoolOp:
             stack.extend(n.values)  # type: ignore[attr-defined]
         elif t is ast.Tuple or t is ast.List or t is ast.Set:
@@ -301,6 +311,19 @@ def _stringified(node: ast.expr) -> str | None:
     if type(func) is ast.Attribute and func.attr in ("__str__", "__repr__") and not node.args:
         return func.attr
     return None
+
+
+_FORMATTING_WORDS = ("repr", "print", "format", "display", "render", "pretty", "__str__")
+
+
+def formatting_is_subject(em: Emitter, test_name: str) -> bool:
+    """True when the test (or its file) is about text output, where str()/repr() is the
+    behaviour under test rather than a shortcut."""
+    file_name = em.parsed.path.rsplit("/", 1)[-1]
+    for text in (test_name.lower(), file_name.lower()):
+        if any(w in text for w in _FORMATTING_WORDS) or "str" in text.split("_"):
+            return True
+    return False
 
 
 def _sensitive(em: Emitter, a: Assertion) -> None:

@@ -4,6 +4,7 @@ guest, obscure set-up, redundant print, sleepy test, verbose test."""
 from __future__ import annotations
 
 import ast
+import re
 
 from agents.test_analysis.parsing import ParsedFile, ParsedTree, TestFunction
 from agents.test_analysis.rules.common import Emitter, dotted_name, join_names, segment
@@ -149,12 +150,15 @@ def check_body_rules(em: Emitter, facts: TestFacts) -> tuple[bool, bool]:
     if em.on("exception-handling"):
         for try_node in facts.tries:
             exc = _handler_names(try_node)
-            only_import = exc and all(e in ("ImportError", "ModuleNotFoundError") for e in exc)
+            # `except ImportError: pytest.skip(...)` guards an optional dependency: milder.
+            guard = _only_skips(try_node) or (
+                bool(exc) and all(e in ("ImportError", "ModuleNotFoundError") for e in exc)
+            )
             em.emit_node(
                 "exception-handling", try_node,
                 "The test catches exceptions with try/except instead of asserting them with "
                 "pytest.raises/assertRaises.",
-                confidence=0.6 if only_import else 0.9,
+                confidence=0.6 if guard else 0.9,
                 context={"construct": "try/except", "line": str(try_node.lineno),  # type: ignore[attr-defined]
                          "exception": exc[0] if exc else "Exception"},
             )
@@ -201,6 +205,18 @@ def _first_assertion_in(facts: TestFacts, ctrl: ast.AST) -> ast.AST | None:
     start, end = ctrl.lineno, ctrl.end_lineno or ctrl.lineno  # type: ignore[attr-defined]
     inside = [a.node for a in facts.assertions if start <= a.node.lineno <= end]  # type: ignore[attr-defined]
     return min(inside, key=lambda n: (n.lineno, n.col_offset), default=None)  # type: ignore[attr-defined]
+
+
+def _only_skips(node: ast.AST) -> bool:
+    """Every handler of the try statement skips the test."""
+    for handler in node.handlers:  # type: ignore[attr-defined]
+        first = handler.body[0] if handler.body else None
+        if not (
+            type(first) is ast.Expr and type(first.value) is ast.Call
+            and dotted_name(first.value.func).rsplit(".", 1)[-1] in ("skip", "skipTest", "xfail")
+        ):
+            return False
+    return True
 
 
 def _handler_names(node: ast.AST) -> list[str]:
@@ -257,12 +273,31 @@ def _mentions(node: ast.AST, needles: tuple[str, ...], budget: int = 200) -> boo
     return False
 
 
-def _hardcoded(node: ast.AST) -> bool:
-    for n in ast.walk(node):
-        if type(n) is ast.Constant and isinstance(n.value, str | bytes):
-            return True
-        if type(n) is ast.Name and n.id == "__file__":
-            return True
+_PATH_SUFFIX = re.compile(r"\.[A-Za-z0-9]{1,8}$")
+_PATH_BUILDERS = ("join", "dirname", "abspath", "realpath", "Path", "resolve", "joinpath",
+                  "with_name", "with_suffix", "fspath")
+
+
+def _path_like(node: ast.AST, depth: int = 0) -> bool:
+    """A hard-coded path: a path-looking string literal, ``__file__``, or a path built from
+    them (``os.path.join(os.path.dirname(__file__), "data.txt")``, ``HERE / "x.json"``)."""
+    t = type(node)
+    if t is ast.Constant:
+        value = node.value  # type: ignore[attr-defined]
+        if isinstance(value, bytes):
+            value = value.decode("latin-1")
+        return (
+            isinstance(value, str) and "\n" not in value and 0 < len(value) < 260
+            and ("/" in value or "\\" in value or _PATH_SUFFIX.search(value) is not None)
+        )
+    if t is ast.Name:
+        return node.id == "__file__"  # type: ignore[attr-defined]
+    if depth >= 4:
+        return False
+    if t is ast.BinOp and type(node.op) is ast.Div:  # type: ignore[attr-defined]
+        return _path_like(node.left, depth + 1) or _path_like(node.right, depth + 1)  # type: ignore[attr-defined]
+    if t is ast.Call and dotted_name(node.func).rsplit(".", 1)[-1] in _PATH_BUILDERS:  # type: ignore[attr-defined]
+        return any(_path_like(arg, depth + 1) for arg in node.args)  # type: ignore[attr-defined]
     return False
 
 
@@ -280,11 +315,13 @@ def _classify(call: ast.Call, name: str, receiver: str) -> tuple[str, float] | N
     """``(resource, confidence)`` when ``call`` reaches a real resource."""
     first = call.args[0] if call.args else None
     if name == "open" and receiver in _FILE_OPENERS and first is not None:
-        return "file", 0.9 if _hardcoded(first) else 0.7
+        if type(first) is ast.Call and not _path_like(first):
+            return None  # open(make_buffer()) and the like: not a path we can judge
+        return "file", 0.9 if _path_like(first) else 0.7
     if name in ("read_text", "read_bytes", "write_text", "write_bytes", "open") and receiver == "?":
         value = call.func.value  # type: ignore[attr-defined]
         if type(value) is ast.Call and dotted_name(value.func).endswith("Path") and value.args:
-            return ("file", 0.9) if _hardcoded(value.args[0]) else None
+            return ("file", 0.9) if _path_like(value.args[0]) else None
         return None
     if name in ("urlopen", "urlretrieve", "HTTPConnection", "HTTPSConnection"):
         return "network URL", 0.8
@@ -292,17 +329,19 @@ def _classify(call: ast.Call, name: str, receiver: str) -> tuple[str, float] | N
         return "socket", 0.8
     if name == "connect" and receiver in _DB_MODULES:
         return "database", 0.8
-    if name == "create_engine" and first is not None and _hardcoded(first):
+    if name == "create_engine" and type(first) is ast.Constant and ":memory:" not in str(
+        first.value
+    ):
         return "database", 0.8
     if receiver in _HTTP_MODULES and name in ("get", "post", "put", "delete", "patch", "head",
                                               "request", "options"):
         return "network URL", 0.8
     if receiver in _NUMPY and name in ("load", "loadtxt", "genfromtxt", "fromfile"):
-        return ("file", 0.8) if first is not None and _hardcoded(first) else None
+        return ("file", 0.8) if first is not None and _path_like(first) else None
     if receiver in _PANDAS and name.startswith("read_") and first is not None:
         if type(first) is ast.Constant and str(first.value).startswith(("http:", "https:")):
             return "network URL", 0.8
-        return ("file", 0.8) if _hardcoded(first) else None
+        return ("file", 0.8) if _path_like(first) else None
     return None
 
 

@@ -8,7 +8,7 @@ import functools
 import math
 import re
 
-from agents.test_analysis.parsing import TestClass
+from agents.test_analysis.parsing import TestClass, base_name
 from agents.test_analysis.rules.body import check_ignored_decorators, skip_marker
 from agents.test_analysis.rules.common import Emitter, join_names
 from agents.test_analysis.rules.facts import TestFacts
@@ -66,33 +66,55 @@ def check_pytestmark(em: Emitter, assign: ast.Assign, subject: str) -> None:
 # --------------------------------------------------------------------------- fixtures
 
 
-def _self_attrs(func: ast.AST) -> tuple[set[str], set[str]]:
-    """``(stored, loaded)`` attributes of ``self``/``cls`` in ``func``."""
+def _self_attrs(func: ast.AST) -> tuple[set[str], set[str], set[str]]:
+    """``(stored, loaded, receivers)`` attributes of ``self``/``cls`` in ``func``; receivers
+    are fields whose methods are called (``self.patcher.start()``)."""
     stored: set[str] = set()
     loaded: set[str] = set()
+    receivers: set[str] = set()
     for n in ast.walk(func):
         if type(n) is ast.Attribute and type(n.value) is ast.Name and n.value.id in ("self", "cls"):
             (stored if type(n.ctx) is ast.Store else loaded).add(n.attr)
-    return stored, loaded
+        elif type(n) is ast.Call and type(n.func) is ast.Attribute:
+            owner = n.func.value
+            if (
+                type(owner) is ast.Attribute and type(owner.value) is ast.Name
+                and owner.value.id in ("self", "cls")
+            ):
+                receivers.add(owner.attr)
+    return stored, loaded, receivers
+
+
+_PLAIN_BASES = frozenset({"object", "ABC"})
+
+
+def _may_inherit_tests(cls: TestClass) -> bool:
+    """Tests may come from a base class (mixins, ``class TestPhilox(Base)``), and they may
+    be the ones using the fixture's fields."""
+    for base in cls.node.bases:
+        name = base_name(base)
+        if name and name not in _PLAIN_BASES and not name.endswith("TestCase"):
+            return True
+    return False
 
 
 def _fixture_rules(em: Emitter, cls: TestClass, facts: list[TestFacts]) -> None:
     fields: set[str] = set()
-    infra: set[str] = set()
+    plumbing: set[str] = set()
     setup_with_fields = None
     for method in cls.setup_methods:
-        stored, loaded = _self_attrs(method)
+        stored, _, receivers = _self_attrs(method)
         if stored and setup_with_fields is None:
             setup_with_fields = method
         fields |= stored
-        infra |= loaded
+        plumbing |= receivers
     for method in cls.teardown_methods:
-        infra |= _self_attrs(method)[1]
-    # Fields the fixture itself reads (patchers it starts, resources teardown closes) are
-    # plumbing, not data the tests are meant to use.
-    fields -= infra
+        plumbing |= _self_attrs(method)[1]
     if not fields or setup_with_fields is None:
         return
+    # Fields the fixture drives itself (patchers it starts, resources teardown closes) are
+    # plumbing: tests are not expected to touch them, so they do not make a General Fixture.
+    data_fields = fields - plumbing
     helpers = {
         name for name in cls.methods
         if not name.startswith("test") and name not in ("setUp", "tearDown", "__init__")
@@ -105,22 +127,22 @@ def _fixture_rules(em: Emitter, cls: TestClass, facts: list[TestFacts]) -> None:
             used = f.self_loads & fields
         usage.append((f, used))
     setup_name = setup_with_fields.name
-    if em.on("test-maverick"):
+    if em.on("test-maverick") and data_fields:
         for f, used in usage:
             if not used:
                 t = f.test
                 em.emit(
                     "test-maverick", t.line, t.end_line,
                     f"{t.name} uses none of the fields {setup_name} sets "
-                    f"({join_names(fields, 3)}), yet pays for that set-up.",
+                    f"({join_names(data_fields, 3)}), yet pays for that set-up.",
                     confidence=0.7,
-                    context={"test": t.name, "fields": join_names(fields, 3),
+                    context={"test": t.name, "fields": join_names(data_fields, 3),
                              "setup": setup_name, "test_plain": t.name},
                 )
-    if em.on("general-fixture"):
-        unused = {name for name in fields if any(name not in used for _, used in usage)}
+    if em.on("general-fixture") and data_fields and not _may_inherit_tests(cls):
+        unused = {name for name in data_fields if any(name not in used for _, used in usage)}
         if unused:
-            missing = sum(1 for _, used in usage if not fields <= used)
+            missing = sum(1 for _, used in usage if not data_fields <= used)
             em.emit(
                 "general-fixture", setup_with_fields.lineno, setup_with_fields.end_lineno,
                 f"{setup_name} sets {join_names(unused, 3)}, which {missing} of {len(usage)} "

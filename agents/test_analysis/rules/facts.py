@@ -67,6 +67,8 @@ class Assertion:
     node: ast.AST
     kind: str
     name: str
+    #: Inside a def/lambda nested in the test (a callback, or a test of an assertion helper).
+    nested: bool = False
 
 
 @dataclass(eq=False, slots=True)
@@ -90,6 +92,8 @@ class TestFacts:
     self_loads: set[str] = field(default_factory=set)
     self_calls: set[str] = field(default_factory=set)
     statements: int = 0
+    #: First lines of every statement (duplicate-assert looks for state changes in between).
+    stmt_lines: list[int] = field(default_factory=list)
     tokens: list[str] | None = None
     mentions_mock: bool = False
     helperish_calls: bool = False
@@ -114,6 +118,7 @@ class FactCollector:
         assertions = facts.assertions
         hits = facts.control_hits
         assigned = facts.assigned
+        stmt_lines = facts.stmt_lines
         body = test.node.body
         # Three parallel stacks instead of a stack of (node, ctrl, flags) tuples: a tuple per
         # node is a GC-tracked allocation, and the collections it triggers cost more than
@@ -164,13 +169,16 @@ class FactCollector:
             if t is Call:
                 kind = self._call(node, ctrl, flags, facts)  # type: ignore[arg-type]
                 if kind is not None:
-                    assertions.append(Assertion(node, kind, _name_of(node)))  # type: ignore[arg-type]
+                    assertions.append(
+                        Assertion(node, kind, _name_of(node), bool(flags & F_NESTED))  # type: ignore[arg-type]
+                    )
                     if ctrl is not None:
                         hits[id(ctrl)] = ctrl
             elif t in _STMT:
                 statements += 1
+                stmt_lines.append(node.lineno)  # type: ignore[attr-defined]
                 if t is Assert:
-                    assertions.append(Assertion(node, "assert", "assert"))
+                    assertions.append(Assertion(node, "assert", "assert", bool(flags & F_NESTED)))
                     if ctrl is not None:
                         hits[id(ctrl)] = ctrl
                 elif t is ast.If or t is ast.For or t is ast.While or t is ast.AsyncFor:
