@@ -122,11 +122,12 @@ class AnalysisConfig(BaseModel):
     )
     assertion_helpers: tuple[str, ...] = Field(
         default=("fnmatch_lines", "re_match_lines", "no_fnmatch_line", "no_re_match_line",
-                 "assert_*"),
+                 "assert*"),
         description=(
             "Call names (fnmatch patterns on the called name, any receiver) that count as "
-            "assertions. 'assert_*' covers helpers such as numpy's assert_allclose and mock "
-            "methods such as assert_called_once_with."
+            "assertions. 'assert*' covers assert_* helpers (numpy's assert_allclose), mock "
+            "methods (assert_called_once_with) and camel-case ones (pytest's "
+            "reprec.assertoutcome)."
         ),
     )
     infer_local_helpers: bool = Field(

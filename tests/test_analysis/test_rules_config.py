@@ -333,3 +333,50 @@ def test_power_exponent_is_not_a_magic_number() -> None:
             assert limit() == 2**31 - 1
         """
     assert lines_of(src, "magic-number") == []
+
+
+def test_raise_inside_pytest_raises_is_the_code_under_test() -> None:
+    src = """
+        import pytest
+        def test_raises_reports_type():
+            with pytest.raises(ValueError):
+                raise ValueError("x")
+        """
+    assert lines_of(src, "exception-handling") == []
+
+
+def test_prints_in_nested_defs_and_capture_tests_are_the_subject() -> None:
+    nested = """
+        def test_runs_callback():
+            def callback():
+                print("called")
+            assert run(callback)
+        """
+    capsys = """
+        def test_greets(capsys):
+            print("hello")
+            assert capsys.readouterr().out == "hello\\n"
+        """
+    assert lines_of(nested, "redundant-print") == []
+    assert lines_of(capsys, "redundant-print") == []
+    assert lines_of(capsys, "redundant-print", path="tests/test_capture.py") == []
+
+
+def test_pytester_paths_are_temporary() -> None:
+    src = """
+        def test_log(pytester):
+            log_file = str(pytester.path.joinpath("pytest.log"))
+            pytester.runpytest(f"--log-file={log_file}")
+            with open(log_file) as fh:
+                assert "x" in fh.read()
+        """
+    assert lines_of(src, "mystery-guest") == []
+
+
+def test_camel_case_assert_helpers_count_by_default() -> None:
+    src = """
+        def test_inline(pytester):
+            reprec = pytester.inline_run()
+            reprec.assertoutcome(passed=1)
+        """
+    assert lines_of(src, "unknown-test") == []

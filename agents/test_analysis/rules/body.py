@@ -24,7 +24,11 @@ _HTTP_MODULES = frozenset({"requests", "httpx", "urllib3", "aiohttp"})
 _FILE_OPENERS = frozenset({"", "io", "codecs", "gzip", "bz2", "lzma", "os"})
 _NUMPY = frozenset({"np", "numpy"})
 _PANDAS = frozenset({"pd", "pandas"})
-_TEMP_PARAMS = ("tmp", "temp", "datadir")
+#: Fixture names that provide a temporary directory (pytest's own pytester/testdir too).
+_TEMP_PARAMS = ("tmp", "temp", "datadir", "pytester", "testdir")
+#: Output-capturing fixtures: a test that takes one is testing what gets printed.
+_CAPTURE_PARAMS = frozenset({"capsys", "capfd", "capsysbinary", "capfdbinary", "capteesys"})
+_OUTPUT_WORDS = ("capture", "print", "output", "stdout", "stderr")
 
 
 def is_empty_body(body: list[ast.stmt]) -> bool:
@@ -184,9 +188,10 @@ def check_body_rules(em: Emitter, facts: TestFacts) -> tuple[bool, bool]:
                      "limit": str(cfg.obscure_setup_max_locals),
                      "names": join_names(facts.assigned)},
         )
-    for call in facts.prints:
-        em.emit_node("redundant-print", call, "The test prints output that nobody checks.",
-                     context={"call": segment(parsed, call, 60), "test": test.name})
+    if facts.prints and not _output_is_subject(em, test):
+        for call in facts.prints:
+            em.emit_node("redundant-print", call, "The test prints output that nobody checks.",
+                         context={"call": segment(parsed, call, 60), "test": test.name})
     for call, module in facts.sleeps:
         _sleepy(em, call, module, test)
     if facts.statements > cfg.verbose_test_max_statements:
@@ -199,6 +204,15 @@ def check_body_rules(em: Emitter, facts: TestFacts) -> tuple[bool, bool]:
                      "limit": str(cfg.verbose_test_max_statements)},
         )
     return empty, skipped
+
+
+def _output_is_subject(em: Emitter, test: TestFunction) -> bool:
+    """The test checks printed output (capsys & co., or a capture/print test by name)."""
+    params = {a.arg for a in test.node.args.args + test.node.args.kwonlyargs}
+    if params & _CAPTURE_PARAMS:
+        return True
+    names = (test.name.lower(), em.parsed.path.rsplit("/", 1)[-1].lower())
+    return any(word in text for text in names for word in _OUTPUT_WORDS)
 
 
 def _first_assertion_in(facts: TestFacts, ctrl: ast.AST) -> ast.AST | None:

@@ -50,6 +50,9 @@ _FIELDS: dict[type, tuple[str, ...]] = {ast.Constant: ()}
 
 F_NESTED = 1  # inside a def/lambda/class nested in the test
 F_TRY = 2  # inside a try statement that has handlers
+F_EXPECT = 4  # inside `with pytest.raises(...)` / `with self.assertRaises(...)`
+_EXPECTING = frozenset({"raises", "assertRaises", "assertRaisesRegex", "assertRaisesRegexp",
+                        "warns", "assertWarns", "assertWarnsRegex"})
 
 
 def _child_fields(t: type) -> tuple[str, ...]:
@@ -192,10 +195,13 @@ class FactCollector:
                 elif t is ast.Raise:
                     self._raise(node, ctrl, flags, facts)  # type: ignore[arg-type]
                 elif t is ast.With or t is ast.AsyncWith:
-                    if _is_subtest(node):  # type: ignore[arg-type]
+                    managers = _with_names(node)  # type: ignore[arg-type]
+                    if "subTest" in managers:
                         # `for case in cases: with self.subTest(case): ...` is unittest's own
                         # way to parametrise; it is not conditional test logic.
                         child_ctrl = None
+                    if not managers.isdisjoint(_EXPECTING):
+                        child_flags |= F_EXPECT  # a raise in here is the code under test
                 elif t is ast.Match:
                     if ctrl is None:
                         child_ctrl = node
@@ -279,7 +285,8 @@ class FactCollector:
         if self.infer and self._is_local_helper(name, receiver, tf, facts.test.cls):
             return "local"
         if tf is ast.Name and (name == "print" or name == "pprint"):
-            facts.prints.append(node)
+            if not flags & F_NESTED:  # a print in a nested def is code under test
+                facts.prints.append(node)
         elif name == "sleep":
             module = receiver if receiver in SLEEP_MODULES else None
             if module is None and tf is ast.Name:
@@ -317,7 +324,7 @@ class FactCollector:
             facts.assertions.append(Assertion(node, "raise", "AssertionError"))
             if ctrl is not None:
                 facts.control_hits[id(ctrl)] = ctrl
-        if not flags & (F_NESTED | F_TRY):
+        if not flags & (F_NESTED | F_TRY | F_EXPECT):
             facts.raises.append(node)
 
     # ------------------------------------------------------------------ local helpers
@@ -389,14 +396,18 @@ def _name_of(node: ast.Call) -> str:
     return ""
 
 
-def _is_subtest(node: ast.With | ast.AsyncWith) -> bool:
+def _with_names(node: ast.With | ast.AsyncWith) -> set[str]:
+    """Called names of the context managers (``pytest.raises(E)`` -> ``raises``)."""
+    names: set[str] = set()
     for item in node.items:
         expr = item.context_expr
         if type(expr) is ast.Call:
             func = expr.func
-            if type(func) is ast.Attribute and func.attr == "subTest":
-                return True
-    return False
+            if type(func) is ast.Attribute:
+                names.add(func.attr)
+            elif type(func) is ast.Name:
+                names.add(func.id)
+    return names
 
 
 def _is_docstring(stmt: ast.stmt) -> bool:
