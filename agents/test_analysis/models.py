@@ -58,8 +58,8 @@ class SourceFile(BaseModel):
 Confidence = Annotated[float, Field(ge=0.0, le=1.0)]
 
 
-class Finding(BaseModel):
-    """One reported smell (the API's ``issues[]`` item)."""
+class Issue(BaseModel):
+    """One reported smell: the API's ``issues[]`` item (exactly the fields of issue 6)."""
 
     file: str
     line: int = Field(ge=1)
@@ -71,9 +71,6 @@ class Finding(BaseModel):
     example: str = ""
     confidence: Confidence = 1.0
     source: Source = Source.RULE
-    #: Rule-side details (assertion text, variable names, ...) that enhance() fills templates
-    #: with. Not part of the API response.
-    context: dict[str, str] = Field(default_factory=dict, exclude=True, repr=False)
 
     @property
     def key(self) -> tuple[str, int, str]:
@@ -81,8 +78,17 @@ class Finding(BaseModel):
         return (self.file, self.line, self.smell)
 
 
-#: The issue calls findings "issues"; both names denote the same model.
-Issue = Finding
+class Finding(Issue):
+    """An :class:`Issue` plus the rule-side ``context`` (assertion text, names, ...) that
+    :func:`enhance` fills its templates with.
+
+    ``context`` is serialised like any field so it survives the graph's checkpoints between
+    synthesis and enhancement; responses typed ``Issue`` (as :class:`AnalysisResult` is)
+    leave it out.
+    """
+
+    context: dict[str, str] = Field(default_factory=dict, repr=False)
+
 
 _DEFAULT_ALLOWED_NUMBERS = frozenset({-1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 100})
 
@@ -217,7 +223,8 @@ class Metrics(BaseModel):
 class AnalysisResult(BaseModel):
     """Result of :func:`agents.test_analysis.analyze_files`."""
 
-    issues: list[Finding]
+    #: Typed Issue: Finding instances are accepted and serialised without their context.
+    issues: list[Issue]
     summary: Summary
     metrics: Metrics
     files: list[FileReport]

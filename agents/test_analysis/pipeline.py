@@ -19,6 +19,7 @@ from agents.test_analysis.models import (
     AnalysisResult,
     FileReport,
     Finding,
+    Issue,
     Metrics,
     Source,
     SourceFile,
@@ -153,4 +154,5 @@ def analyze_files(
             "enhance": round((t4 - t3) * 1000, 3),
         },
     )
-    return AnalysisResult(issues=issues, summary=summary, metrics=metrics, files=reports)
+    public: list[Issue] = list(issues)
+    return AnalysisResult(issues=public, summary=summary, metrics=metrics, files=reports)

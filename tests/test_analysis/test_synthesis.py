@@ -161,3 +161,20 @@ def test_enhance_keeps_a_specific_llm_suggestion() -> None:
 
 def test_every_smell_has_templates() -> None:
     assert set(SMELLS) <= set(TEMPLATES)
+
+
+def test_context_survives_a_checkpoint_round_trip_and_enhance_still_fills_templates() -> None:
+    from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+    src = """
+        def test_answer():
+            assert compute() == 42
+        """
+    [f] = run_rules(src)
+    serde = JsonPlusSerializer(allowed_msgpack_modules=[
+        ("agents.test_analysis.models", "Finding"), ("agents.test_analysis.models", "Source"),
+        ("agents.test_analysis.catalogue", "Severity")])
+    restored = serde.loads_typed(serde.dumps_typed(f))
+    assert restored == f and restored.context["numbers"] == "42"
+    [enhanced] = enhance([restored])
+    assert "42" in enhanced.suggestion
