@@ -59,7 +59,13 @@ Confidence = Annotated[float, Field(ge=0.0, le=1.0)]
 
 
 class Issue(BaseModel):
-    """One reported smell: the API's ``issues[]`` item (exactly the fields of issue 6)."""
+    """One reported smell: the API's ``issues[]`` item (exactly the fields of issue 6).
+
+    Frozen: rule findings are memoised and shared between analyses of the same file, so
+    changes go through ``model_copy(update=...)``.
+    """
+
+    model_config = ConfigDict(frozen=True)
 
     file: str
     line: int = Field(ge=1)
