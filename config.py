@@ -443,6 +443,31 @@ def redact_url(url: str) -> str:
     return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
 
 
+def settings_table() -> str:
+    """Every setting as a Markdown table (variable, default, meaning), grouped; for the README."""
+    rows = ["| variable | default | meaning |", "|---|---|---|"]
+    current = None
+    for name, field in Settings.model_fields.items():
+        extra = field.json_schema_extra if isinstance(field.json_schema_extra, dict) else {}
+        group = str(extra.get("group", "other"))
+        if group != current:
+            rows.append(f"| **{group}** | | |")
+            current = group
+        default = field.get_default(call_default_factory=True)
+        shown = _display(default)
+        if shown in (None, [], ""):
+            shown = "unset"
+        aliases = ""
+        alias = field.validation_alias
+        if isinstance(alias, AliasChoices):
+            others = [str(a) for a in alias.choices if str(a).upper() != name.upper()]
+            others = [a for a in others if a.isupper()]
+            if others:
+                aliases = f" (also {', '.join(others)})"
+        rows.append(f"| `{name.upper()}`{aliases} | `{shown}` | {field.description} |")
+    return "\n".join(rows)
+
+
 def env_name(field: str) -> str:
     """The primary environment variable of a settings field."""
     return field.upper()

@@ -208,7 +208,10 @@ def build_parser() -> argparse.ArgumentParser:
     serve = sub.add_parser("serve", help="run the API server")
     serve.add_argument("--host", default=None, help="bind address (default: HOST)")
     serve.add_argument("--port", type=int, default=None, help="port (default: PORT)")
-    sub.add_parser("config", help="print the effective settings, secrets redacted")
+    config = sub.add_parser("config", help="print the effective settings, secrets redacted")
+    config.add_argument(
+        "--table", action="store_true", help="print every setting as a Markdown table instead"
+    )
     return parser
 
 
@@ -227,7 +230,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "config":
         import json
 
-        print(json.dumps(settings.redacted(), indent=2))
+        from config import settings_table
+
+        print(settings_table() if args.table else json.dumps(settings.redacted(), indent=2))
         return 0
     return 2
 
