@@ -23,8 +23,8 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from config import Settings, SettingsError, get_settings, load_settings
 from graph.chat_api import router as chat_router
-from graph.security import CallerDep
 from graph.quality import METRICS
+from graph.security import CallerDep
 from graph.services import Services
 
 log = logging.getLogger("switchyard")
