@@ -212,6 +212,9 @@ def build_parser() -> argparse.ArgumentParser:
     config.add_argument(
         "--table", action="store_true", help="print every setting as a Markdown table instead"
     )
+    config.add_argument(
+        "--env-example", action="store_true", help="print a .env.example with every setting"
+    )
     return parser
 
 
@@ -230,9 +233,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "config":
         import json
 
-        from config import settings_table
+        from config import env_example, settings_table
 
-        print(settings_table() if args.table else json.dumps(settings.redacted(), indent=2))
+        if args.table:
+            print(settings_table())
+        elif args.env_example:
+            print(env_example(), end="")
+        else:
+            print(json.dumps(settings.redacted(), indent=2))
         return 0
     return 2
 
