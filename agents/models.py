@@ -229,8 +229,8 @@ class LLMFactory:
             return ChatOpenAI(
                 model=name or s.openai_model,
                 base_url=self.choice.base_url,
-                api_key=key,  # type: ignore[arg-type]
-                max_tokens=s.llm_max_tokens,  # type: ignore[call-arg]
+                api_key=key,
+                max_tokens=s.llm_max_tokens,
                 timeout=s.llm_timeout_seconds,
                 max_retries=0,  # retries live in the transport
                 http_client=self._http,

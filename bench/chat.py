@@ -132,7 +132,7 @@ async def run_savers(stub_url: str, threads: int, turns: int) -> dict[str, Any]:
     from graph.deps import GraphDeps
     from graph.workflow import compile_graph
 
-    settings = Settings(  # type: ignore[call-arg]
+    settings = Settings(
         _env_file=None,
         llm_provider="openai",
         openai_api_key="sk-bench",
@@ -153,13 +153,13 @@ async def run_savers(stub_url: str, threads: int, turns: int) -> dict[str, Any]:
         for name, graph in graphs.items():
             results[name].extend(await saver_turns(graph, threads, turns))
     await client.aclose()
-    summary = {
+    summary: dict[str, Any] = {
         name: {"p50_ms": round(percentile(v, 50), 2), "p95_ms": round(percentile(v, 95), 2)}
         for name, v in results.items()
     }
     mem, red = summary["InMemorySaver"]["p50_ms"], summary["AsyncRedisSaver"]["p50_ms"]
-    summary["overhead_p50_ms"] = round(red - mem, 2)  # type: ignore[assignment]
-    summary["ratio_p50"] = round(red / mem, 2) if mem else None  # type: ignore[assignment]
+    summary["overhead_p50_ms"] = round(red - mem, 2)
+    summary["ratio_p50"] = round(red / mem, 2) if mem else None
     return summary
 
 

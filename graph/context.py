@@ -7,7 +7,7 @@ one for one run without touching the process-wide Settings.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from config import Settings
 
@@ -23,6 +23,8 @@ class RunContext:
     enable_reranking: bool | None = None
     reflection_max_iterations: int | None = None
     retrieval_top_k: int | None = None
+    analysis_default_mode: Literal["rules-only", "llm-only", "hybrid"] | None = None
+    analysis_allow_downgrade: bool | None = None
 
     def resolve(self, settings: Settings, name: str) -> Any:
         """The override for `name` if one is set, else the setting."""

@@ -95,7 +95,8 @@ def make_route(router: Router, registry: AgentRegistry) -> AsyncNode:
 
 def _latest_answers(state: MultiAgentState) -> list[AgentAnswer]:
     answers = state.get("agent_answers") or {}
-    ran = (state.get("route") or {}).get("agents", [])
+    route = state.get("route")
+    ran = route["agents"] if route else []
     return [answers[name] for name in ran if name in answers]
 
 

@@ -9,9 +9,9 @@ that edge to `HANDOFF` itself and leaves `exit` unset.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from langgraph.graph import StateGraph
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 HANDOFF = "detect_handoff"
 
 #: Adds an agent's nodes and internal edges to the builder.
-NodeInstaller = Callable[["StateGraph", "GraphDeps"], None]
+NodeInstaller = Callable[["StateGraph[Any, Any, Any, Any]", "GraphDeps"], Any]
 
 
 @dataclass(frozen=True)
@@ -69,7 +69,7 @@ class AgentRegistry:
     def __getitem__(self, name: str) -> AgentSpec:
         return self._agents[name]
 
-    def __iter__(self):  # type: ignore[no-untyped-def]
+    def __iter__(self) -> Iterator[AgentSpec]:
         return iter(self._agents.values())
 
     def __len__(self) -> int:

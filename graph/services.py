@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.graph.state import CompiledStateGraph
 
 from agents.llm_cache import RedisLLMCache
 from agents.models import LLMFactory, ProviderChoice, detect_provider, set_default_factory
@@ -22,7 +21,7 @@ from graph.deps import GraphDeps
 from graph.registry import AgentRegistry
 from graph.security import RateLimiter
 from graph.sessions import SessionStore
-from graph.workflow import compile_graph
+from graph.workflow import SwitchyardGraph, compile_graph
 from tools.storage import Stores, open_stores
 
 log = logging.getLogger(__name__)
@@ -38,14 +37,15 @@ class Services:
     rate_limiter: RateLimiter
     deps: GraphDeps
     checkpointer: BaseCheckpointSaver
-    graph: CompiledStateGraph
+    graph: SwitchyardGraph
     sessions: SessionStore
     background: set[asyncio.Task[None]] = field(default_factory=set)
     extras: dict[str, Any] = field(default_factory=dict)
 
     @property
     def registry(self) -> AgentRegistry:
-        return self.graph.registry  # type: ignore[attr-defined,no-any-return]
+        registry: AgentRegistry = self.graph.registry  # type: ignore[attr-defined]
+        return registry
 
     @property
     def provider(self) -> ProviderChoice:

@@ -36,7 +36,7 @@ class SessionInfo:
     created_at: str
     agents: list[str] = field(default_factory=list)
 
-    def as_hash(self) -> dict[str, str]:
+    def as_hash(self) -> dict[Any, Any]:
         return {
             "owner": self.owner,
             "user_id": self.user_id,
@@ -85,13 +85,13 @@ class SessionStore:
     async def create(self, owner: str, user_id: str, created_at: str) -> SessionInfo:
         info = SessionInfo(uuid.uuid4().hex, owner, user_id, created_at)
         key = self._key(info.session_id)
-        await self.redis.hset(key, mapping=info.as_hash())  # type: ignore[misc]
+        await self.redis.hset(key, mapping=info.as_hash())
         if self.ttl_seconds:
             await self.redis.expire(key, self.ttl_seconds)
         return info
 
     async def get(self, session_id: str) -> SessionInfo | None:
-        raw = await self.redis.hgetall(self._key(session_id))  # type: ignore[misc]
+        raw = await self.redis.hgetall(self._key(session_id))
         return SessionInfo.from_hash(session_id, raw) if raw else None
 
     async def record_agents(self, info: SessionInfo, agents: list[str]) -> None:
@@ -99,7 +99,7 @@ class SessionStore:
         merged = list(dict.fromkeys([*info.agents, *agents]))
         info.agents = merged
         key = self._key(info.session_id)
-        await self.redis.hset(key, "agents", json.dumps(merged))  # type: ignore[misc]
+        await self.redis.hset(key, "agents", json.dumps(merged))
         if self.ttl_seconds:
             await self.redis.expire(key, self.ttl_seconds)
 
@@ -108,6 +108,6 @@ class SessionStore:
 
     def lock(self, session_id: str) -> Lock:
         """The session's run lock (not yet acquired; acquire without blocking)."""
-        return self.redis.lock(  # type: ignore[return-value]
+        return self.redis.lock(
             self._lock_key(session_id), timeout=self.lock_seconds, blocking=False
         )

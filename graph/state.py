@@ -143,3 +143,5 @@ class ChatInput(TypedDict, total=False):
     """The caller's id."""
     session_id: str
     """The thread id."""
+    target_agent: str | None
+    """Ask for this agent by name instead of routing."""

@@ -15,10 +15,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_core.messages import AIMessageChunk, HumanMessage
-from langgraph.graph.state import CompiledStateGraph
+from langchain_core.runnables import RunnableConfig
 
 from graph.context import RunContext
 from graph.sessions import SessionInfo, SessionStore
+from graph.state import ChatInput
+from graph.workflow import SwitchyardGraph
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +38,7 @@ class TurnRequest:
     context: RunContext = field(default_factory=RunContext)
 
 
-def run_config(session: SessionInfo) -> dict[str, Any]:
+def run_config(session: SessionInfo) -> RunnableConfig:
     return {
         "configurable": {"thread_id": session.session_id},
         "metadata": {"owner": session.owner, "session_id": session.session_id},
@@ -44,8 +46,8 @@ def run_config(session: SessionInfo) -> dict[str, Any]:
     }
 
 
-def turn_input(request: TurnRequest) -> dict[str, Any]:
-    payload: dict[str, Any] = {
+def turn_input(request: TurnRequest) -> ChatInput:
+    payload: ChatInput = {
         "messages": [HumanMessage(request.message)],
         "user_id": request.session.user_id,
         "session_id": request.session.session_id,
@@ -78,7 +80,7 @@ def turn_result(session: SessionInfo, state: dict[str, Any]) -> dict[str, Any]:
 
 
 async def run_turn(
-    graph: CompiledStateGraph, sessions: SessionStore, request: TurnRequest
+    graph: SwitchyardGraph, sessions: SessionStore, request: TurnRequest
 ) -> dict[str, Any]:
     """Run a turn to completion (the caller holds the session lock)."""
     state = await graph.ainvoke(
@@ -90,7 +92,7 @@ async def run_turn(
 
 
 async def _produce(
-    graph: CompiledStateGraph,
+    graph: SwitchyardGraph,
     sessions: SessionStore,
     request: TurnRequest,
     queue: asyncio.Queue[dict[str, Any] | None],
@@ -134,7 +136,7 @@ def _events(mode: str, chunk: Any) -> list[dict[str, Any]]:
 
 
 async def stream_turn(
-    graph: CompiledStateGraph,
+    graph: SwitchyardGraph,
     sessions: SessionStore,
     request: TurnRequest,
     *,

@@ -36,6 +36,9 @@ from graph.state import ChatInput, MultiAgentState
 
 AgentFactory = Callable[[AgentRegistry], AgentSpec]
 
+#: The compiled Switchyard graph, with its state, context and input types.
+SwitchyardGraph = CompiledStateGraph[MultiAgentState, RunContext, ChatInput, MultiAgentState]
+
 CORE_NODES = ("ingest", "route", HANDOFF, "finalize")
 
 
@@ -58,7 +61,7 @@ def build_graph(
     *,
     agents: Sequence[AgentFactory] | None = None,
     router: Router | None = None,
-) -> StateGraph:
+) -> StateGraph[MultiAgentState, RunContext, ChatInput, MultiAgentState]:
     """The builder of the one Switchyard graph (not compiled)."""
     deps = deps or GraphDeps.from_settings()
     settings = deps.settings
@@ -100,7 +103,7 @@ def compile_graph(
     checkpointer: BaseCheckpointSaver | None = None,
     store: BaseStore | None = None,
     agents: Sequence[AgentFactory] | None = None,
-) -> CompiledStateGraph:
+) -> SwitchyardGraph:
     """Build and compile (the API passes the Redis saver and the Postgres store)."""
     builder = build_graph(deps, agents=agents)
     compiled = builder.compile(checkpointer=checkpointer, store=store, name="switchyard")

@@ -9,6 +9,7 @@ Isolation:
 
 from __future__ import annotations
 
+import atexit
 import os
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -34,12 +35,29 @@ SHARED_POSTGRES_URL = os.environ.get(
 )
 
 
-def _worker_index() -> int:
-    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
-    try:
-        return int(worker.removeprefix("gw"))
-    except ValueError:
-        return 0
+_claimed_db: int | None = None
+
+
+def _claim_database() -> int:
+    """A logical database (1..15) of the shared Redis that no other test process is using.
+
+    Concurrent pytest runs on one machine (xdist workers, or two developers' runs) would flush
+    each other's data if they shared a database; each process claims one with an expiring
+    `SET NX` lock in database 0 and releases it at exit.
+    """
+    global _claimed_db
+    if _claimed_db is not None:
+        return _claimed_db
+    client = redis.Redis(host=SHARED_REDIS_HOST, port=SHARED_REDIS_PORT, db=0)
+    for db in range(1, 16):
+        if client.set(f"switchyard-tests:db-lock:{db}", os.getpid(), nx=True, ex=6 * 3600):
+            _claimed_db = db
+            atexit.register(client.delete, f"switchyard-tests:db-lock:{db}")
+            return db
+    raise RuntimeError(
+        "all 15 test databases of the shared Redis are claimed by other test runs; wait for "
+        "them, or delete stale locks: redis-cli --scan --pattern 'switchyard-tests:db-lock:*'"
+    )
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
@@ -64,8 +82,8 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 
 @pytest.fixture
 def redis_db() -> int:
-    """The shared Redis's logical database reserved for this worker (1..15)."""
-    return 1 + _worker_index() % 15
+    """The shared Redis's logical database claimed by this test process (1..15)."""
+    return _claim_database()
 
 
 @pytest.fixture

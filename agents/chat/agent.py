@@ -55,11 +55,11 @@ def capabilities(registry: AgentRegistry) -> str:
 
 
 def offline_answer(state: MultiAgentState, registry: AgentRegistry, provider: str) -> str:
-    route = state.get("route") or {}
-    if route.get("method") == "default":
+    route = state.get("route")
+    if route is None or route["method"] == "default":
         routing = NO_AGENT_MATCHED
     else:
-        routing = f"Your message was routed to me ({route.get('reason', 'no reason given')})."
+        routing = f"Your message was routed to me ({route['reason']})."
     return NO_MODEL_ANSWER.format(
         provider=provider, routing=routing, capabilities=capabilities(registry)
     )

@@ -17,7 +17,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def test_defaults_match_the_documented_values() -> None:
-    s = Settings(_env_file=None)  # type: ignore[call-arg]
+    s = Settings(_env_file=None)
     assert s.llm_provider == "auto"
     assert (s.llm_temperature, s.llm_max_tokens, s.llm_timeout_seconds, s.llm_max_retries) == (
         0.1,
@@ -105,7 +105,7 @@ def test_serve_refuses_to_start_on_an_invalid_setting() -> None:
 
 
 def test_redacted_settings_hide_secrets_and_url_passwords() -> None:
-    s = Settings(  # type: ignore[call-arg]
+    s = Settings(
         _env_file=None,
         openai_api_key="sk-hidden",
         api_keys="k-hidden",

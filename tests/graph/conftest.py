@@ -68,7 +68,7 @@ def embeddings() -> Iterator[Embeddings]:
     """The real bundled MiniLM model (loaded once per run)."""
     from agents.embeddings import get_embeddings
 
-    yield get_embeddings(Settings(_env_file=None))  # type: ignore[call-arg]
+    yield get_embeddings(Settings(_env_file=None))
 
 
 @pytest.fixture
@@ -76,7 +76,7 @@ def make_deps(embeddings: Embeddings) -> Callable[..., GraphDeps]:
     def build(model: BaseChatModel | None = None, **settings: Any) -> GraphDeps:
         values: dict[str, Any] = {"llm_provider": "none"}
         values.update(settings)
-        deps = GraphDeps(Settings(_env_file=None, **values))  # type: ignore[call-arg]
+        deps = GraphDeps(Settings(_env_file=None, **values))
         deps.llm_factory = FixedFactory(model)  # type: ignore[assignment]
         deps.embeddings_override = embeddings
         return deps

@@ -241,7 +241,7 @@ def test_a_failing_model_is_a_502_and_the_session_keeps_its_last_turn(
         session = client.post("/chat", json={"message": "hello"}).json()["session_id"]
         stub_openai.fail_next(500, 500)
         failed = client.post("/chat", json={"message": "hello again", "session_id": session})
-        assert failed.status_code == 502
+        assert failed.status_code == 502, failed.text
         assert "language model provider failed" in failed.json()["error"]["message"]
         assert client.get(f"/session/{session}").json()["turns"] == 1
         retry = client.post("/chat", json={"message": "hello again", "session_id": session})

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
 
 from agents.chat.agent import chat_agent
@@ -14,7 +15,7 @@ from tests.graph.conftest import answering_agent
 from tests.support.scripted import ScriptedChatModel
 
 
-def _config(thread: str) -> dict[str, dict[str, str]]:
+def _config(thread: str) -> RunnableConfig:
     return {"configurable": {"thread_id": thread}}
 
 

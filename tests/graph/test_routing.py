@@ -36,7 +36,7 @@ def _router(embeddings: Embeddings | None, model: ScriptedChatModel | None = Non
     registry = build_registry(AGENTS)
     return Router(
         registry,
-        embeddings=(lambda: embeddings) if embeddings else None,  # type: ignore[arg-type,return-value]
+        embeddings=(lambda: embeddings) if embeddings else None,
         llm=lambda: model,
     )
 
