@@ -311,6 +311,154 @@ class Settings(BaseSettings):
         json_schema_extra=_group("routing"),
     )
 
+    # --- Test analysis -----------------------------------------------------------------------
+    analysis_default_mode: Literal["rules-only", "llm-only", "hybrid"] = Field(
+        "hybrid",
+        description="Analysis mode when a request (or chat message) names none: rules-only, "
+        "llm-only or hybrid.",
+        json_schema_extra=_group("analysis"),
+    )
+    analysis_allow_downgrade: bool = Field(
+        True,
+        description="An LLM mode with no chat model configured runs rules-only (with a warning) "
+        "instead of failing; a request's allow_downgrade overrides this.",
+        json_schema_extra=_group("analysis"),
+    )
+    analysis_llm_batch_size: int = Field(
+        5,
+        ge=1,
+        le=50,
+        description="Test functions per LLM review call (one graph task per batch).",
+        json_schema_extra=_group("analysis"),
+    )
+    analysis_llm_min_confidence: float = Field(
+        0.6,
+        ge=0.0,
+        le=1.0,
+        description="LLM findings below this confidence are dropped.",
+        json_schema_extra=_group("analysis"),
+    )
+    analysis_llm_role: LLMRole = Field(
+        "chat",
+        description="Which model reviews tests: chat (the main model) or fast (LLM_FAST_MODEL).",
+        json_schema_extra=_group("analysis"),
+    )
+    analysis_llm_seconds_per_call: float = Field(
+        4.0,
+        gt=0,
+        le=600,
+        description="Planning estimate: seconds one review call takes (for the time estimate).",
+        json_schema_extra=_group("analysis"),
+    )
+    analysis_llm_output_tokens_per_call: int = Field(
+        300,
+        ge=1,
+        description="Planning estimate: tokens one review answer takes.",
+        json_schema_extra=_group("analysis"),
+    )
+    analysis_rules_lines_per_second: int = Field(
+        50_000,
+        ge=1,
+        description="Planning estimate: lines per second of parsing + rules.",
+        json_schema_extra=_group("analysis"),
+    )
+    analysis_verbose_test_max_statements: int = Field(
+        30,
+        ge=1,
+        description="verbose-test fires above this many statements in a test body.",
+        json_schema_extra=_group("analysis"),
+    )
+    analysis_obscure_setup_max_locals: int = Field(
+        10,
+        ge=1,
+        description="obscure-setup fires above this many distinct local variables in a test.",
+        json_schema_extra=_group("analysis"),
+    )
+    analysis_lack_of_cohesion_threshold: float = Field(
+        0.6,
+        ge=0.0,
+        le=1.0,
+        description="lack-of-cohesion fires when 1 - mean pairwise cosine similarity of a "
+        "class's tests is at least this.",
+        json_schema_extra=_group("analysis"),
+    )
+    analysis_max_findings: int = Field(
+        10_000,
+        ge=1,
+        description="Findings kept per analysis (highest severity and confidence first).",
+        json_schema_extra=_group("analysis"),
+    )
+    analysis_parse_cache_size: int = Field(
+        1000,
+        ge=1,
+        description="Parsed files kept in the per-process parse cache (LRU).",
+        json_schema_extra=_group("analysis"),
+    )
+    analysis_parse_cache_ttl_seconds: float = Field(
+        300.0,
+        gt=0,
+        description="How long a parsed file stays in the parse cache.",
+        json_schema_extra=_group("analysis"),
+    )
+    analysis_sync_timeout_seconds: float = Field(
+        300.0,
+        gt=0,
+        description="POST /api/v1/analyze gives up (504) after this long; longer analyses "
+        "belong in POST /analyses.",
+        json_schema_extra=_group("analysis"),
+    )
+    analysis_worker_enabled: bool = Field(
+        True,
+        description="Run a background-analysis worker in this API process.",
+        json_schema_extra=_group("analysis"),
+    )
+    analysis_worker_concurrency: int = Field(
+        2,
+        ge=1,
+        le=100,
+        description="Background analyses one process runs at the same time.",
+        json_schema_extra=_group("analysis"),
+    )
+    analysis_claim_timeout_seconds: float = Field(
+        60.0,
+        gt=0,
+        description="A queued analysis whose worker has not refreshed its claim for this long "
+        "is taken over by another worker (it resumes from its last checkpoint).",
+        json_schema_extra=_group("analysis"),
+    )
+    analysis_heartbeat_seconds: float = Field(
+        10.0,
+        gt=0,
+        description="How often a worker refreshes its claims and checks for cancellation; "
+        "must be well below ANALYSIS_CLAIM_TIMEOUT_SECONDS.",
+        json_schema_extra=_group("analysis"),
+    )
+    analysis_max_deliveries: int = Field(
+        5,
+        ge=1,
+        le=100,
+        description="An analysis taken over this many times (its workers kept dying) is marked "
+        "failed instead of being run again.",
+        json_schema_extra=_group("analysis"),
+    )
+    analysis_record_ttl_seconds: int = Field(
+        7 * 24 * 3600,
+        ge=60,
+        description="How long a finished analysis's status, result and events are kept.",
+        json_schema_extra=_group("analysis"),
+    )
+
+    @field_validator("analysis_heartbeat_seconds")
+    @classmethod
+    def _heartbeat_below_claim(cls, value: float, info: Any) -> float:
+        claim = info.data.get("analysis_claim_timeout_seconds")
+        if claim is not None and value * 2 > claim:
+            raise ValueError(
+                f"must be at most half of ANALYSIS_CLAIM_TIMEOUT_SECONDS ({claim}), or live "
+                "workers lose their analyses to others"
+            )
+        return value
+
     # --- State -----------------------------------------------------------------------------
     message_keep_last: int = Field(
         20,

@@ -92,6 +92,13 @@ class ParseCache:
             self.hits += 1
             return value
 
+    def __contains__(self, key: object) -> bool:
+        """Whether a live entry exists for ``key``; neither counted nor refreshed (the
+        planner peeks to report ``cache_hits`` without disturbing the LRU order)."""
+        with self._lock:
+            entry = self._data.get(key)
+            return entry is not None and self._clock() < entry[0]
+
     def put(self, key: Hashable, value: Any) -> None:
         """Store ``value``; evicts expired entries first, then the least recently used."""
         now = self._clock()

@@ -1,0 +1,102 @@
+"""Test code out of a chat message: fenced blocks first, else raw ``def test_...`` code.
+
+A fence's info string may name the file (```` ```python tests/test_cart.py ````); otherwise
+blocks become ``test_snippet.py``, ``test_snippet_2.py``, ... (names that match the default
+test-file patterns, so module-level ``test*`` functions count as tests). Raw code is taken
+from its first top-level code line; trailing prose is trimmed until the code parses, and
+code that never parses is kept whole so the analysis reports the syntax error.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from agents.test_analysis.state import SourceEntry
+from agents.test_analysis.validation import UnsafePathError, normalize_path
+
+__all__ = ["extract_test_files", "looks_like_tests"]
+
+_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[ \t]*([^\n]*)\n(.*?)^[ \t]*\1[ \t]*$", re.M | re.S)
+_OPEN_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[ \t]*([^\n]*)\n(.*)\Z", re.M | re.S)
+_CODE_START = re.compile(
+    r"^(?:import \w|from [\w.]+ import |@\w|class \w|def \w|async def \w|if __name__)"
+)
+_TESTISH = re.compile(r"\bdef test|\bclass Test|TestCase\b|\bassert\b|\bpytest\b")
+_PY_LANGS = {"", "python", "py", "python3", "py3", "pytest", "pycon"}
+#: Trailing lines dropped, one at a time, to find where raw code ends and prose starts.
+_MAX_TRIM = 40
+
+
+def looks_like_tests(code: str) -> bool:
+    """Whether ``code`` has anything of a test in it (a test def, a TestCase, an assert)."""
+    return bool(_TESTISH.search(code))
+
+
+def _name_from_info(info: str) -> tuple[str, str | None]:
+    """(language, file name or None) from a fence's info string."""
+    words = info.replace("title=", " ").replace('"', " ").replace("'", " ").split()
+    lang = words[0].lower() if words and not words[0].endswith(".py") else ""
+    name = next((w for w in words if w.endswith(".py")), None)
+    if name is not None:
+        try:
+            name = normalize_path(name)
+        except UnsafePathError:
+            name = None
+    return lang, name
+
+
+def _fenced(text: str) -> list[tuple[str, str | None, str]]:
+    blocks = [(*_name_from_info(m.group(2)), m.group(3)) for m in _FENCE.finditer(text)]
+    if not blocks:
+        # an unterminated fence (a message cut short) still holds code
+        match = _OPEN_FENCE.search(text)
+        if match:
+            blocks = [(*_name_from_info(match.group(2)), match.group(3))]
+    return [(lang, name, body) for lang, name, body in blocks if lang in _PY_LANGS]
+
+
+def _parses(code: str) -> bool:
+    try:
+        ast.parse(code)
+    except (SyntaxError, ValueError):
+        return False
+    return True
+
+
+def _raw_code(text: str) -> str | None:
+    lines = text.splitlines()
+    start = next((i for i, line in enumerate(lines) if _CODE_START.match(line)), None)
+    if start is None:
+        return None
+    block = lines[start:]
+    for cut in range(min(_MAX_TRIM, len(block) - 1) + 1):
+        candidate = block[: len(block) - cut]
+        code = "\n".join(candidate).rstrip() + "\n"
+        if _parses(code):
+            return code
+    return "\n".join(block).rstrip() + "\n"
+
+
+def _default_name(index: int) -> str:
+    return "test_snippet.py" if index == 0 else f"test_snippet_{index + 1}.py"
+
+
+def extract_test_files(text: str) -> list[SourceEntry]:
+    """The test code in a chat message, as files to analyse ([] when there is none)."""
+    files: list[SourceEntry] = []
+    taken: set[str] = set()
+    for _lang, name, body in _fenced(text):
+        if not body.strip() or not looks_like_tests(body):
+            continue
+        path = name if name and name not in taken else _default_name(len(files))
+        while path in taken:
+            path = _default_name(len(files) + len(taken))
+        taken.add(path)
+        files.append(SourceEntry(path=path, content=body, decode_error=None))
+    if files:
+        return files
+    code = _raw_code(text)
+    if code is None or not looks_like_tests(code):
+        return []
+    return [SourceEntry(path=_default_name(0), content=code, decode_error=None)]
