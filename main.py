@@ -21,6 +21,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from agents.test_analysis.api import router as analysis_router
 from config import Settings, SettingsError, get_settings, load_settings
 from graph.chat_api import router as chat_router
 from graph.quality import METRICS
@@ -150,6 +151,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         )
 
     app.include_router(chat_router)
+    app.include_router(analysis_router)
 
     @app.get("/health", tags=["ops"])
     async def health(request: Request) -> JSONResponse:

@@ -16,6 +16,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from agents.llm_cache import RedisLLMCache
 from agents.models import LLMFactory, ProviderChoice, detect_provider, set_default_factory
+from agents.test_analysis.lifecycle import start_analysis_worker, stop_analysis_worker
 from config import Settings
 from graph.deps import GraphDeps
 from graph.registry import AgentRegistry
@@ -78,12 +79,15 @@ class Services:
             graph = compile_graph(deps, checkpointer=saver)
             ttl = settings.checkpoint_ttl_minutes * 60 if settings.checkpoint_ttl_minutes else None
             sessions = SessionStore(stores.redis, ttl_seconds=ttl)
+            services = cls(settings, stores, llm, limiter, deps, saver, graph, sessions)
+            await start_analysis_worker(services)
         except BaseException:
             await stores.close()
             raise
-        return cls(settings, stores, llm, limiter, deps, saver, graph, sessions)
+        return services
 
     async def stop(self) -> None:
+        await stop_analysis_worker(self)
         if self.background:
             # Let turns that outlived their HTTP client finish, so their checkpoints land.
             await asyncio.wait(self.background, timeout=self.settings.llm_timeout_seconds)
