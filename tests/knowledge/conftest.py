@@ -1,0 +1,93 @@
+"""Fixtures of the knowledge tests: one real embedding model per session, a store per test.
+
+Everything is real: the bundled all-MiniLM-L6-v2 model, qdrant-client local mode and a tantivy
+index, both under the test's tmp_path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agents.embeddings import SentenceTransformerEmbeddings
+from agents.knowledge.store import KnowledgeStore
+from config import Settings, load_settings
+
+
+@pytest.fixture(scope="session")
+def embedder() -> SentenceTransformerEmbeddings:
+    """The bundled MiniLM, loaded once for the whole run."""
+    return SentenceTransformerEmbeddings("all-MiniLM-L6-v2", batch_size=16)
+
+
+@pytest.fixture
+def make_settings(tmp_path: Path) -> Callable[..., Settings]:
+    """Settings with DATA_DIR in tmp_path, Qdrant local mode, small chunks; overridable."""
+
+    def make(**overrides: Any) -> Settings:
+        values: dict[str, Any] = {
+            "data_dir": tmp_path / "data",
+            "qdrant_url": None,
+            "chunk_size": 400,
+            "chunk_overlap": 80,
+            "enable_reranking": False,
+        }
+        values.update(overrides)
+        return load_settings(**values)
+
+    return make
+
+
+@pytest.fixture
+async def store(
+    make_settings: Callable[..., Settings], embedder: SentenceTransformerEmbeddings
+) -> AsyncIterator[KnowledgeStore]:
+    """An empty knowledge base on real Qdrant local mode + tantivy, closed after the test."""
+    opened = await KnowledgeStore.open(make_settings(), embeddings=embedder, name="kb")
+    yield opened
+    await opened.close()
+
+
+CORPUS: dict[str, str] = {
+    "keys.md": (
+        "# Rotating API keys\n\n"
+        "API keys must be rotated every 90 days. Run `keyctl rotate --all` to issue new keys; "
+        "the old keys stay valid for 24 hours so clients can switch over.\n\n"
+        "## Revoking a key\n\n"
+        "A leaked key is revoked at once with `keyctl revoke KEY_ID`. Revoked keys cannot be "
+        "restored.\n"
+    ),
+    "backups.md": (
+        "# Backups\n\n"
+        "Database backups run nightly at 02:00 UTC and are kept for 30 days. Restores are "
+        "tested every month on a staging copy.\n\n"
+        "## Restoring\n\n"
+        "To restore, stop the API, run `pg_restore` with the latest dump, then start the API "
+        "again.\n"
+    ),
+    "errors.txt": (
+        "Error E1042 means the upload exceeded the size limit. Split the file or raise "
+        "MAX_DOCUMENT_BYTES.\n\n"
+        "Error E2001 means the embedding model could not be loaded. Check EMBEDDING_MODEL.\n"
+    ),
+    "cats.rst": (
+        "Cats\n====\n\n"
+        "Domestic cats sleep between twelve and sixteen hours a day. Kittens sleep even more "
+        "while they grow.\n\n"
+        "Feeding\n-------\n\n"
+        "Adult cats are fed twice a day; fresh water must always be available.\n"
+    ),
+}
+
+
+@pytest.fixture
+def corpus_dir(tmp_path: Path) -> Path:
+    """A small folder of documents the tests write (md, txt, rst)."""
+    root = tmp_path / "corpus"
+    root.mkdir()
+    for name, text in CORPUS.items():
+        (root / name).write_text(text, encoding="utf-8")
+    return root
