@@ -1,0 +1,193 @@
+"""Structure-aware chunking: headings start a new chunk, paragraphs stay whole when they fit.
+
+A chunk is a span ``[start, end)`` of the document text, so what was indexed can always be traced
+back to the source and the properties (coverage, size, overlap) are checkable on offsets.
+
+Rules, in order:
+1. Markdown ATX (``# Title``), setext (``Title`` over ``====``) and reStructuredText
+   (underlined, optionally overlined) headings open a new *section*; a chunk never spans two
+   sections, and no overlap is carried across a heading (the next topic should not start with the
+   tail of the previous one).
+2. Inside a section, paragraphs (blank-line separated) are packed greedily up to ``chunk_size``
+   characters. A paragraph is only split when it alone is longer than ``chunk_size``: first at
+   sentence ends, then at word boundaries, and a single word longer than the limit is cut hard.
+3. Consecutive chunks of one section overlap by at most ``chunk_overlap`` characters: the next
+   chunk starts at the earliest sentence start (else word start) inside the last
+   ``chunk_overlap`` characters of the previous one, as long as its first piece still fits.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_FENCE = re.compile(r"^\s{0,3}(```|~~~)")
+_ATX = re.compile(r"^\s{0,3}#{1,6}(\s+\S|\s*$)")
+_ADORNMENT = re.compile(r"^([=\-~^\"'`*+#:.])\1{2,}\s*$")
+_PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n\s*")
+_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+")
+_WORD = re.compile(r"\S+")
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """One chunk: ``text == source[start:end]``; ``heading`` is its section's heading line."""
+
+    index: int
+    start: int
+    end: int
+    text: str
+    heading: str | None
+
+
+def _line_spans(text: str) -> list[tuple[int, int]]:
+    spans: list[tuple[int, int]] = []
+    pos = 0
+    for line in text.splitlines(keepends=True):
+        spans.append((pos, pos + len(line)))
+        pos += len(line)
+    return spans
+
+
+def heading_starts(text: str) -> list[tuple[int, str]]:
+    """Offsets where a heading begins (with the heading's title), outside fenced code blocks."""
+    lines = _line_spans(text)
+    out: list[tuple[int, str]] = []
+    in_fence = False
+    i = 0
+    while i < len(lines):
+        start, end = lines[i]
+        line = text[start:end].rstrip("\n")
+        if _FENCE.match(line):
+            in_fence = not in_fence
+            i += 1
+            continue
+        if in_fence:
+            i += 1
+            continue
+        if _ATX.match(line):
+            out.append((start, line.strip().lstrip("#").strip()))
+            i += 1
+            continue
+        stripped = line.strip()
+        nxt = text[lines[i + 1][0] : lines[i + 1][1]].rstrip("\n") if i + 1 < len(lines) else ""
+        # Overlined RST title: adornment / title / adornment.
+        if _ADORNMENT.match(line) and i + 2 < len(lines):
+            after = text[lines[i + 2][0] : lines[i + 2][1]].rstrip("\n")
+            if nxt.strip() and _ADORNMENT.match(after) and after.strip()[0] == stripped[0]:
+                out.append((start, nxt.strip()))
+                i += 3
+                continue
+        # Underlined title (setext / RST): a text line followed by an adornment at least as long.
+        if stripped and not _ADORNMENT.match(line) and _ADORNMENT.match(nxt):
+            if len(nxt.strip()) >= min(len(stripped), 3):
+                out.append((start, stripped))
+                i += 2
+                continue
+        i += 1
+    return out
+
+
+def _pieces(text: str, start: int, end: int, limit: int) -> list[tuple[int, int]]:
+    """Split ``text[start:end]`` into non-blank spans no longer than ``limit``, coarsest first."""
+    spans: list[tuple[int, int]] = []
+    pos = start
+    for brk in _PARAGRAPH_BREAK.finditer(text, start, end):
+        spans.append((pos, brk.start()))
+        pos = brk.end()
+    spans.append((pos, end))
+    out: list[tuple[int, int]] = []
+    for s, e in spans:
+        s, e = _trim(text, s, e)
+        if s < e:
+            out.extend(_split_long(text, s, e, limit))
+    return out
+
+
+def _trim(text: str, start: int, end: int) -> tuple[int, int]:
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return start, end
+
+
+def _split_long(text: str, start: int, end: int, limit: int) -> list[tuple[int, int]]:
+    if end - start <= limit:
+        return [(start, end)]
+    sentences: list[tuple[int, int]] = []
+    pos = start
+    for brk in _SENTENCE_END.finditer(text, start, end):
+        sentences.append((pos, brk.start()))
+        pos = brk.end()
+    sentences.append((pos, end))
+    out: list[tuple[int, int]] = []
+    for s, e in sentences:
+        s, e = _trim(text, s, e)
+        if s >= e:
+            continue
+        if e - s <= limit:
+            out.append((s, e))
+            continue
+        for word in _WORD.finditer(text, s, e):
+            ws, we = word.span()
+            # A single "word" above the limit (a URL, base64, a table row) is cut hard.
+            out.extend((p, min(p + limit, we)) for p in range(ws, we, limit))
+    return out
+
+
+def _overlap_start(
+    text: str, chunk_start: int, chunk_end: int, next_end: int, size: int, overlap: int
+) -> int | None:
+    """Where the next chunk starts inside the previous one, or None for no overlap."""
+    if overlap <= 0:
+        return None
+    lo = max(chunk_start + 1, chunk_end - overlap, next_end - size)
+    if lo >= chunk_end:
+        return None
+    for brk in _SENTENCE_END.finditer(text, max(chunk_start, lo - 8), chunk_end):
+        if lo <= brk.end() < chunk_end:
+            return brk.end()  # a whole sentence fits in the window: start there
+    for word in _WORD.finditer(text, lo, chunk_end):
+        if word.start() == lo and lo > 0 and not text[lo - 1].isspace():
+            continue  # lo fell inside a word; its start is before the window
+        return word.start()
+    return None
+
+
+def chunk_text(text: str, chunk_size: int, chunk_overlap: int) -> list[Chunk]:
+    """Split ``text`` into :class:`Chunk` spans (see the module docstring for the rules).
+
+    Raises ValueError when the sizes are inconsistent (overlap must be smaller than the size).
+    """
+    if chunk_size < 1:
+        raise ValueError(f"chunk_size must be >= 1, got {chunk_size}")
+    if not 0 <= chunk_overlap < chunk_size:
+        raise ValueError(
+            f"chunk_overlap must be in [0, chunk_size), got {chunk_overlap} with size {chunk_size}"
+        )
+    heads = heading_starts(text)
+    bounds = [0] + [pos for pos, _ in heads if pos > 0] + [len(text)]
+    titles: dict[int, str | None] = {0: None} | {pos: title for pos, title in heads}
+    chunks: list[Chunk] = []
+    for sec_start, sec_end in zip(bounds, bounds[1:], strict=False):
+        heading = titles.get(sec_start)
+        pieces = _pieces(text, sec_start, sec_end, chunk_size)
+        cur_start: int | None = None
+        for i, (piece_start, piece_end) in enumerate(pieces):
+            if cur_start is None:
+                cur_start = piece_start
+            nxt = pieces[i + 1] if i + 1 < len(pieces) else None
+            if nxt is not None and nxt[1] - cur_start <= chunk_size:
+                continue  # the next piece still fits: keep packing
+            chunks.append(_make(text, len(chunks), cur_start, piece_end, heading))
+            cur_start = (
+                None
+                if nxt is None
+                else _overlap_start(text, cur_start, piece_end, nxt[1], chunk_size, chunk_overlap)
+            )
+    return chunks
+
+
+def _make(text: str, index: int, start: int, end: int, heading: str | None) -> Chunk:
+    return Chunk(index=index, start=start, end=end, text=text[start:end], heading=heading)
