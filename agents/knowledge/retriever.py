@@ -1,0 +1,225 @@
+"""Hybrid retrieval: dense + lexical legs, weighted RRF, absolute relevance, optional reranking.
+
+One query:
+1. the lexical leg (tantivy BM25) and the dense leg (embed the query, Qdrant cosine search) run
+   concurrently, each returning ``leg_k`` chunks (a leg whose weight is 0 is not run at all);
+2. weighted RRF fuses the two chunk rankings (`tools.hybrid.weighted_rrf`); with
+   ``distinct_documents`` only each document's best chunk is kept;
+3. the best ``fetch_k`` candidates get their payload (and vector) in one Qdrant call and an
+   absolute ``relevance``: ``lambda * dense_relevance + (1 - lambda) * lexical_coverage`` where
+   ``dense_relevance`` maps the cosine similarity linearly from [floor, ceiling] to [0, 1] and
+   ``lexical_coverage`` is the idf-weighted share of the query's terms that the chunk contains;
+4. with reranking, a cross-encoder reorders the candidates; then the best ``top_k`` are returned.
+
+RRF orders well but its value is rank-based (the first hit of ANY query scores high), so graders
+threshold the absolute ``relevance`` (or the reranker's score) instead; `SearchHit` has both.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from langchain_core.embeddings import Embeddings
+
+from agents.embeddings import embed_matrix
+from agents.knowledge.ingest import lexical_text
+from agents.knowledge.types import SearchHit, SearchResult
+from tools.hybrid import check_lambda, weighted_rrf
+from tools.lexical import LexicalHit, LexicalIndex
+from tools.rerank import CrossEncoderReranker
+from tools.vector import DenseHit, VectorIndex
+
+#: Cosine similarities at or below FLOOR count as unrelated, at or above CEILING as a clear match.
+#: Chosen for all-MiniLM-L6-v2 from its published similarity scale (unrelated English sentences
+#: sit near 0-0.15, paraphrases above 0.6); other models may want other values.
+DENSE_FLOOR = 0.15
+DENSE_CEILING = 0.65
+
+
+class HybridRetriever:
+    """Runs hybrid searches over a `VectorIndex` and a `LexicalIndex`."""
+
+    def __init__(
+        self,
+        vector: VectorIndex,
+        lexical: LexicalIndex,
+        embeddings: Embeddings,
+        *,
+        rrf_k: int = 60,
+        reranker: Callable[[], CrossEncoderReranker] | None = None,
+        dense_floor: float = DENSE_FLOOR,
+        dense_ceiling: float = DENSE_CEILING,
+    ) -> None:
+        if dense_ceiling <= dense_floor:
+            raise ValueError("dense_ceiling must be above dense_floor")
+        self.vector = vector
+        self.lexical = lexical
+        self.embeddings = embeddings
+        self.rrf_k = rrf_k
+        self._reranker = reranker
+        self.dense_floor = dense_floor
+        self.dense_ceiling = dense_ceiling
+
+    def _dense(self, query: str, limit: int) -> tuple[np.ndarray, list[DenseHit], float, float]:
+        t0 = time.perf_counter()
+        qvec = embed_matrix(self.embeddings, [query])[0]
+        t1 = time.perf_counter()
+        hits = self.vector.search(qvec, limit)
+        return qvec, hits, (t1 - t0) * 1000, (time.perf_counter() - t1) * 1000
+
+    def _lexical(self, query: str, limit: int) -> tuple[list[LexicalHit], float]:
+        t0 = time.perf_counter()
+        hits = self.lexical.search(query, limit)
+        return hits, (time.perf_counter() - t0) * 1000
+
+    async def search(
+        self,
+        query: str,
+        *,
+        lambda_mult: float = 0.5,
+        fetch_k: int = 15,
+        top_k: int = 4,
+        rerank: bool = False,
+        distinct_documents: bool = False,
+        leg_k: int | None = None,
+    ) -> SearchResult:
+        """Hybrid search; see the module docstring. Raises ValueError on bad arguments."""
+        if not query or not query.strip():
+            raise ValueError("the query is empty; pass some text to search for")
+        lam = check_lambda(lambda_mult)
+        if top_k < 1 or fetch_k < 1:
+            raise ValueError(f"top_k and fetch_k must be >= 1 (got {top_k}, {fetch_k})")
+        fetch_k = max(fetch_k, top_k)
+        depth = leg_k if leg_k is not None else max(2 * fetch_k, 50)
+        started = time.perf_counter()
+        timings: dict[str, float] = {}
+
+        lexical_task = (
+            asyncio.to_thread(self._lexical, query, depth) if lam < 1 else _done(([], 0.0))
+        )
+        dense_task = asyncio.to_thread(self._dense, query, depth) if lam > 0 else None
+        lexical_hits, timings["lexical_ms"] = await lexical_task
+        qvec: np.ndarray | None = None
+        dense_hits: list[DenseHit] = []
+        if dense_task is not None:
+            qvec, dense_hits, timings["embed_ms"], timings["dense_ms"] = await dense_task
+
+        doc_of = {h.chunk_id: h.document_id for h in dense_hits}
+        doc_of.update({h.chunk_id: h.document_id for h in lexical_hits})
+        fused = weighted_rrf(
+            [h.chunk_id for h in dense_hits],
+            [h.chunk_id for h in lexical_hits],
+            lambda_mult=lam,
+            k=self.rrf_k,
+        )
+        if distinct_documents:
+            best: dict[str, Any] = {}
+            for item in fused:  # fused is best-first: keep each document's first chunk
+                best.setdefault(doc_of[item.key], item)
+            fused = list(best.values())
+        candidates = fused[: (fetch_k if rerank else top_k)]
+
+        t0 = time.perf_counter()
+        hits = await asyncio.to_thread(
+            self._materialise, query, lam, candidates, dense_hits, lexical_hits, qvec
+        )
+        timings["fetch_ms"] = (time.perf_counter() - t0) * 1000
+
+        reranked = False
+        if rerank and hits:
+            if self._reranker is None:
+                raise ValueError(
+                    "reranking was asked for but no reranker is configured; set ENABLE_RERANKING "
+                    "and RERANKER_MODEL, or pass rerank=False"
+                )
+            t0 = time.perf_counter()
+            reranker = await asyncio.to_thread(self._reranker)
+            scores = await reranker.ascore(query, [lexical_text(h.title, h.text) for h in hits])
+            for hit, score in zip(hits, scores, strict=True):
+                hit.rerank_score = score
+            hits.sort(key=lambda h: -(h.rerank_score or 0.0))
+            timings["rerank_ms"] = (time.perf_counter() - t0) * 1000
+            reranked = True
+        hits = hits[:top_k]
+        for rank, hit in enumerate(hits, start=1):
+            hit.rank = rank
+        timings["total_ms"] = (time.perf_counter() - started) * 1000
+        return SearchResult(
+            query=query,
+            hits=hits,
+            lambda_mult=lam,
+            fetch_k=fetch_k,
+            top_k=top_k,
+            reranked=reranked,
+            timings_ms={k: round(v, 3) for k, v in timings.items()},
+        )
+
+    def _materialise(
+        self,
+        query: str,
+        lam: float,
+        candidates: list[Any],
+        dense_hits: list[DenseHit],
+        lexical_hits: list[LexicalHit],
+        qvec: np.ndarray | None,
+    ) -> list[SearchHit]:
+        ids = [c.key for c in candidates]
+        dense_by_id = {h.chunk_id: h for h in dense_hits}
+        lexical_by_id = {h.chunk_id: h for h in lexical_hits}
+        records = self.vector.fetch_chunks(ids)
+        # Cosine for the candidates the dense leg did not return (lexical-only ones), so every
+        # hit's relevance has both parts; the others already carry their score.
+        missing = [i for i in ids if i not in dense_by_id] if qvec is not None else []
+        vectors = self.vector.fetch_vectors(missing)
+        query_terms = self.lexical.analyze(query) if lam < 1 else []
+        idf = self.lexical.idf(query_terms) if query_terms else {}
+        total_idf = sum(idf[t] for t in set(query_terms))
+        hits: list[SearchHit] = []
+        for cand in candidates:
+            record = records.get(cand.key)
+            if record is None:  # deleted between the search and now
+                continue
+            payload = record
+            dense = dense_by_id.get(cand.key)
+            lexical = lexical_by_id.get(cand.key)
+            cosine: float | None = dense.score if dense is not None else None
+            if cosine is None and cand.key in vectors and qvec is not None:
+                cosine = float(vectors[cand.key] @ qvec)
+            dense_rel = 0.0
+            if cosine is not None:
+                span = self.dense_ceiling - self.dense_floor
+                dense_rel = min(1.0, max(0.0, (cosine - self.dense_floor) / span))
+            coverage = 0.0
+            if total_idf > 0:
+                chunk = lexical_text(str(payload.get("title", "")), str(payload.get("text", "")))
+                present = set(self.lexical.analyze(chunk))
+                coverage = sum(idf[t] for t in set(query_terms) if t in present) / total_idf
+            hits.append(
+                SearchHit(
+                    chunk_id=cand.key,
+                    document_id=str(payload.get("document_id", "")),
+                    title=str(payload.get("title", "")),
+                    source=str(payload.get("source", "")),
+                    text=str(payload.get("text", "")),
+                    chunk_index=int(payload.get("chunk_index", 0)),
+                    rank=0,
+                    fused_score=round(cand.normalised, 6),
+                    rrf_score=cand.rrf,
+                    relevance=round(lam * dense_rel + (1 - lam) * coverage, 6),
+                    dense_rank=cand.dense_rank,
+                    dense_score=cosine,
+                    lexical_rank=cand.lexical_rank,
+                    lexical_score=lexical.score if lexical else None,
+                    external_id=payload.get("external_id"),
+                    heading=payload.get("heading"),
+                )
+            )
+        return hits
+
+
+async def _done(value: Any) -> Any:
+    return value
