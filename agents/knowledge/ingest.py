@@ -1,0 +1,244 @@
+"""Indexing of loaded documents: hash, skip-unchanged, chunk, embed, write both legs, commit.
+
+A document's ``version`` is a hash of its content AND of everything that shapes its chunks and
+vectors (embedding model, chunk size/overlap, chunker revision), so re-ingesting identical content
+is a no-op while a settings change re-indexes it.
+
+Write order (nothing already indexed is lost on failure):
+1. the new version's chunks go into Qdrant and tantivy next to the old version's;
+2. the registry row is updated to the new version (the commit point);
+3. only then are the old version's chunks removed.
+A failure in 1-2 removes what was written of the new version and keeps the old one; a failure
+in 3 leaves stale chunks that `KnowledgeStore.sync()` removes later.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from langchain_core.embeddings import Embeddings
+
+from agents.embeddings import embed_matrix
+from agents.knowledge.chunking import Chunk, chunk_text
+from agents.knowledge.loaders import LoadedDocument
+from agents.knowledge.types import DocumentOutcome
+from tools.lexical import LexicalDoc, LexicalIndex
+from tools.vector import VectorIndex
+
+log = logging.getLogger(__name__)
+
+#: Bump when the chunker's rules change, so existing documents are re-chunked on re-ingestion.
+CHUNKER_REVISION = "1"
+_CHUNK_NAMESPACE = uuid.UUID("0d7c5e0a-3f43-4d7a-b0f8-f0b7e51c2a90")
+
+
+def content_hash(title: str, text: str) -> str:
+    """SHA-256 (hex, 32 chars) of a document's title and text."""
+    return hashlib.sha256(f"{title}\x00{text}".encode()).hexdigest()[:32]
+
+
+def index_signature(model: str, dimension: int, chunk_size: int, chunk_overlap: int) -> str:
+    """Hash of the settings that shape chunks and vectors."""
+    raw = f"{model}|{dimension}|{chunk_size}|{chunk_overlap}|{CHUNKER_REVISION}"
+    return hashlib.sha256(raw.encode()).hexdigest()[:16]
+
+
+def chunk_id(document_id: str, version: str, index: int) -> str:
+    """Deterministic point id, so retrying an interrupted ingestion overwrites, never doubles."""
+    return str(uuid.uuid5(_CHUNK_NAMESPACE, f"{document_id}:{version}:{index}"))
+
+
+def embedding_input(title: str, chunk: Chunk) -> str:
+    """What the dense model reads for a chunk: the title, and the section heading when the chunk
+    does not already start with it, give a passage cut from the middle its context."""
+    parts = [title] if title else []
+    if chunk.heading and not chunk.text.lstrip("#= ").startswith(chunk.heading):
+        parts.append(chunk.heading)
+    parts.append(chunk.text)
+    return "\n".join(parts)
+
+
+def lexical_text(title: str, text: str) -> str:
+    """What BM25 indexes for a chunk: title and text in one field (the stronger BEIR setup)."""
+    return f"{title}\n{text}" if title else text
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+@dataclass(slots=True)
+class _Prepared:
+    doc: LoadedDocument
+    doc_id: str
+    content_hash: str
+    version: str
+    chunks: list[Chunk]
+    previous: dict[str, Any] | None
+
+
+class Indexer:
+    """Blocking indexing of document batches into the vector and lexical indexes."""
+
+    def __init__(
+        self,
+        vector: VectorIndex,
+        lexical: LexicalIndex,
+        embeddings: Embeddings,
+        *,
+        model_name: str,
+        chunk_size: int,
+        chunk_overlap: int,
+    ) -> None:
+        self.vector = vector
+        self.lexical = lexical
+        self.embeddings = embeddings
+        self.chunk_size = chunk_size
+        self.chunk_overlap = chunk_overlap
+        self.signature = index_signature(model_name, vector.dimension, chunk_size, chunk_overlap)
+
+    def index(self, docs: Sequence[LoadedDocument]) -> list[DocumentOutcome]:
+        """Index `docs`; one outcome per input document, in order."""
+        outcomes: list[DocumentOutcome | None] = [None] * len(docs)
+        remaining = list(range(len(docs)))
+        while remaining:  # the same document twice in one batch: later copies go in a later round
+            seen: set[str] = set()
+            this_round: list[int] = []
+            later: list[int] = []
+            for i in remaining:
+                (later if docs[i].document_id in seen else this_round).append(i)
+                seen.add(docs[i].document_id)
+            for i, outcome in zip(
+                this_round, self._index_round([docs[i] for i in this_round]), strict=True
+            ):
+                outcomes[i] = outcome
+            remaining = later
+        return [o for o in outcomes if o is not None]
+
+    def _index_round(self, docs: Sequence[LoadedDocument]) -> list[DocumentOutcome]:
+        existing = self.vector.get_documents([d.document_id for d in docs])
+        outcomes: list[DocumentOutcome] = []
+        todo: list[tuple[int, _Prepared]] = []
+        for doc in docs:
+            doc_id = doc.document_id
+            digest = content_hash(doc.title, doc.text)
+            version = hashlib.sha256(f"{digest}:{self.signature}".encode()).hexdigest()[:32]
+            previous = existing.get(doc_id)
+            outcome = DocumentOutcome(
+                doc_id, doc.title, doc.source, "unchanged", external_id=doc.external_id
+            )
+            outcomes.append(outcome)
+            if previous is not None and previous.get("version") == version:
+                outcome.chunks = int(previous.get("chunk_count", 0))
+                continue
+            chunks = chunk_text(doc.text, self.chunk_size, self.chunk_overlap)
+            if not chunks:
+                outcome.status = "error"
+                outcome.error = "no indexable text after chunking"
+                continue
+            todo.append(
+                (len(outcomes) - 1, _Prepared(doc, doc_id, digest, version, chunks, previous))
+            )
+        errors = self._write_isolating_failures([p for _, p in todo]) if todo else {}
+        for slot, prepared in todo:
+            outcome = outcomes[slot]
+            if prepared.doc_id in errors:
+                outcome.status = "error"
+                outcome.error = errors[prepared.doc_id]
+            else:
+                outcome.status = "replaced" if prepared.previous else "added"
+                outcome.chunks = len(prepared.chunks)
+        return outcomes
+
+    def _write_isolating_failures(self, batch: list[_Prepared]) -> dict[str, str]:
+        """Write the batch; on failure retry one by one so one bad document fails alone.
+
+        Returns ``{document_id: error message}`` of the documents that could not be written.
+        """
+        try:
+            self._write(batch)
+            return {}
+        except Exception as exc:
+            if len(batch) == 1:
+                log.warning("indexing %s failed: %s", batch[0].doc.source, exc)
+                return {batch[0].doc_id: f"indexing failed ({exc}); the previous version is kept"}
+        errors: dict[str, str] = {}
+        for prepared in batch:
+            errors.update(self._write_isolating_failures([prepared]))
+        return errors
+
+    def _write(self, batch: list[_Prepared]) -> None:
+        ids: list[str] = []
+        payloads: list[dict[str, Any]] = []
+        texts: list[str] = []
+        lexical_docs: list[LexicalDoc] = []
+        for p in batch:
+            for chunk in p.chunks:
+                cid = chunk_id(p.doc_id, p.version, chunk.index)
+                ids.append(cid)
+                texts.append(embedding_input(p.doc.title, chunk))
+                payloads.append(
+                    {
+                        "document_id": p.doc_id,
+                        "version": p.version,
+                        "title": p.doc.title,
+                        "source": p.doc.source,
+                        "external_id": p.doc.external_id,
+                        "chunk_index": chunk.index,
+                        "heading": chunk.heading,
+                        "start": chunk.start,
+                        "end": chunk.end,
+                        "text": chunk.text,
+                    }
+                )
+                lexical_docs.append(
+                    LexicalDoc(cid, p.doc_id, p.version, lexical_text(p.doc.title, chunk.text))
+                )
+        vectors = embed_matrix(self.embeddings, texts)
+        now = _now()
+        rows = {
+            p.doc_id: {
+                "title": p.doc.title,
+                "source": p.doc.source,
+                "external_id": p.doc.external_id,
+                "content_hash": p.content_hash,
+                "version": p.version,
+                "signature": self.signature,
+                "chunk_count": len(p.chunks),
+                "chars": len(p.doc.text),
+                "created_at": (p.previous or {}).get("created_at", now),
+                "updated_at": now,
+            }
+            for p in batch
+        }
+        try:
+            self.vector.upsert_chunks(ids, vectors, payloads)
+            self.lexical.add(lexical_docs)
+            self.vector.upsert_documents(rows)  # the commit point
+        except Exception:
+            self._rollback(batch)
+            raise
+        replaced = {p.doc_id: p.version for p in batch if p.previous is not None}
+        try:
+            for doc_id, version in replaced.items():
+                self.vector.delete_other_versions(doc_id, version)
+            self.lexical.delete_other_versions(replaced)
+        except Exception as exc:  # the new version is committed; stale chunks are only clutter
+            log.warning("removing replaced chunks failed (sync() will retry): %s", exc)
+
+    def _rollback(self, batch: list[_Prepared]) -> None:
+        for p in batch:
+            try:
+                self.vector.delete_version(p.doc_id, p.version)
+            except Exception as exc:
+                log.warning("rollback of %s in Qdrant failed: %s", p.doc_id, exc)
+        try:
+            self.lexical.delete_versions([(p.doc_id, p.version) for p in batch])
+        except Exception as exc:
+            log.warning("rollback in the lexical index failed: %s", exc)

@@ -1,0 +1,370 @@
+"""`KnowledgeStore`: the async API the knowledge agent, the REST endpoints and the CLI call.
+
+    store = await KnowledgeStore.open(settings)
+    report = await store.ingest_paths(["docs/"], progress=callback)
+    docs = await store.list_documents()
+    result = await store.search("how do I rotate keys?", lambda_mult=0.7)
+    await store.delete_document(doc_id)
+    await store.close()
+
+Storage: chunks, vectors and the document registry live in Qdrant (local mode under
+``DATA_DIR/qdrant`` when ``QDRANT_URL`` is unset); the BM25 index lives under
+``DATA_DIR/lexical/<name>`` and is derived data: `sync()` rebuilds it from the Qdrant payloads.
+Blocking work runs in worker threads; writes are serialised per store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import time
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from langchain_core.embeddings import Embeddings
+from qdrant_client import QdrantClient
+
+from agents.embeddings import embedding_dimension, get_embeddings
+from agents.knowledge.ingest import Indexer, lexical_text
+from agents.knowledge.loaders import (
+    LoadedDocument,
+    LoaderError,
+    LoadResult,
+    expand_paths,
+    load_bytes,
+    read_file,
+)
+from agents.knowledge.retriever import HybridRetriever
+from agents.knowledge.types import (
+    DocumentRecord,
+    FileResult,
+    IngestProgress,
+    IngestReport,
+    ProgressCallback,
+    SearchResult,
+)
+from tools.lexical import LexicalDoc, LexicalIndex
+from tools.rerank import CrossEncoderReranker, get_reranker
+from tools.vector import VectorIndex, connect_qdrant
+
+if TYPE_CHECKING:
+    from config import Settings
+
+log = logging.getLogger(__name__)
+
+
+class KnowledgeStore:
+    """Documents in, hybrid search out. Build with `await KnowledgeStore.open(settings)`."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        embeddings: Embeddings | None = None,
+        name: str = "knowledge",
+        qdrant_client: QdrantClient | None = None,
+        data_dir: Path | None = None,
+        reranker: CrossEncoderReranker | None = None,
+        batch_documents: int = 64,
+    ) -> None:
+        """Blocking constructor (loads the model, opens Qdrant); prefer `open()` in async code.
+
+        ``qdrant_client`` lets the app share one client (local mode allows one per folder);
+        ``name`` selects the knowledge base (collections ``<name>_chunks``/``<name>_documents``).
+        """
+        self.settings = settings
+        self.name = name
+        root = Path(data_dir if data_dir is not None else settings.data_dir)
+        self.embeddings = embeddings if embeddings is not None else get_embeddings(settings)
+        dimension = embedding_dimension(self.embeddings)
+        api_key = settings.qdrant_api_key.get_secret_value() if settings.qdrant_api_key else None
+        self._owns_client = qdrant_client is None
+        client = qdrant_client or connect_qdrant(settings.qdrant_url, api_key, root / "qdrant")
+        self.vector = VectorIndex(client, name, dimension)
+        self.lexical = LexicalIndex(root / "lexical" / name)
+        self._reranker = reranker
+        self.retriever = HybridRetriever(
+            self.vector,
+            self.lexical,
+            self.embeddings,
+            rrf_k=settings.rrf_k,
+            reranker=self._get_reranker,
+        )
+        self.indexer = Indexer(
+            self.vector,
+            self.lexical,
+            self.embeddings,
+            model_name=str(getattr(self.embeddings, "model_name", settings.embedding_model)),
+            chunk_size=settings.chunk_size,
+            chunk_overlap=settings.chunk_overlap,
+        )
+        self.batch_documents = batch_documents
+        self._write_lock = asyncio.Lock()
+
+    @classmethod
+    async def open(cls, settings: Settings, *, sync: bool = True, **kwargs: Any) -> KnowledgeStore:
+        """Open (and create if needed) the knowledge base off the event loop.
+
+        With ``sync`` (default) the lexical index is checked against Qdrant and repaired when
+        the counts disagree (e.g. a fresh replica, or an ingestion that died half-way).
+        """
+        store = await asyncio.to_thread(cls, settings, **kwargs)
+        if sync:
+            await store.sync(only_if_inconsistent=True)
+        return store
+
+    async def close(self) -> None:
+        """Release the Qdrant client if this store opened it."""
+        if self._owns_client:
+            await asyncio.to_thread(self.vector.close)
+
+    async def __aenter__(self) -> KnowledgeStore:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    def _get_reranker(self) -> CrossEncoderReranker:
+        if self._reranker is None:
+            self._reranker = get_reranker(self.settings.reranker_model)
+        return self._reranker
+
+    # --- ingestion -----------------------------------------------------------------------
+
+    async def ingest_paths(
+        self, paths: Iterable[str | Path], *, progress: ProgressCallback | None = None
+    ) -> IngestReport:
+        """Ingest files and folders (recursively: .md .txt .rst .html .pdf .jsonl).
+
+        Every problem is reported per file (missing path, unsupported, binary, empty, not UTF-8,
+        above MAX_DOCUMENT_BYTES, unreadable PDF); the other files are still ingested.
+        """
+        files = list(expand_paths(paths))
+        loads: list[tuple[str, Any]] = [(str(p), p) for p in files]
+        return await self._ingest(loads, progress)
+
+    async def ingest_bytes(
+        self, name: str, data: bytes, *, source: str | None = None
+    ) -> IngestReport:
+        """Ingest an upload. ``source`` (default ``upload:<name>``) identifies it: uploading the
+        same source again skips it when unchanged and replaces it when changed."""
+        return await self._ingest([(name, (name, data, source or f"upload:{name}"))], None)
+
+    async def ingest_documents(self, documents: Sequence[LoadedDocument]) -> IngestReport:
+        """Ingest already-loaded documents (one pseudo-file per call)."""
+        result = LoadResult(list(documents))
+        return await self._ingest([("<documents>", result)], None)
+
+    def _load(self, item: Any) -> LoadResult:
+        if isinstance(item, LoadResult):
+            return item
+        if isinstance(item, Path):
+            data = read_file(item, self.settings.max_document_bytes)
+            return load_bytes(item.name, data, str(item.resolve()))
+        name, data, source = item
+        if len(data) > self.settings.max_document_bytes:
+            raise LoaderError(
+                f"{name}: {len(data):,} bytes is above MAX_DOCUMENT_BYTES "
+                f"({self.settings.max_document_bytes:,}); split the file or raise the limit"
+            )
+        return load_bytes(name, data, source)
+
+    async def _ingest(
+        self, items: list[tuple[str, Any]], progress: ProgressCallback | None
+    ) -> IngestReport:
+        started = time.perf_counter()
+        report = IngestReport(files=[FileResult(path=label) for label, _ in items])
+        pending: list[tuple[int, LoadedDocument]] = []
+        counters = {"files": 0, "documents": 0, "chunks": 0}
+
+        async def emit(current: str) -> None:
+            if progress is None:
+                return
+            event = IngestProgress(
+                len(items), counters["files"], counters["documents"], counters["chunks"], current
+            )
+            outcome = progress(event)
+            if inspect.isawaitable(outcome):
+                await outcome
+
+        async def flush() -> None:
+            if not pending:
+                return
+            batch = list(pending)
+            pending.clear()
+            async with self._write_lock:
+                outcomes = await asyncio.to_thread(self.indexer.index, [d for _, d in batch])
+            for (slot, _), outcome in zip(batch, outcomes, strict=True):
+                report.files[slot].documents.append(outcome)
+                counters["documents"] += 1
+                if outcome.status in ("added", "replaced"):
+                    counters["chunks"] += outcome.chunks
+            await emit(report.files[batch[-1][0]].path)
+
+        for slot, (label, item) in enumerate(items):
+            result = report.files[slot]
+            try:
+                loaded = await asyncio.to_thread(self._load, item)
+            except LoaderError as exc:
+                result.status, result.error = "error", str(exc)
+            except Exception as exc:  # a parser bug must not stop the other files
+                log.exception("loading %s failed", label)
+                result.status = "error"
+                result.error = f"{label}: unexpected {type(exc).__name__}: {exc}"
+            else:
+                result.warnings.extend(loaded.warnings)
+                for doc in loaded.documents:
+                    pending.append((slot, doc))
+                    if len(pending) >= self.batch_documents:
+                        await flush()
+            counters["files"] += 1
+            await emit(label)
+        await flush()
+
+        for result in report.files:
+            failed = [d for d in result.documents if d.status == "error"]
+            if result.status != "error" and (failed or result.warnings):
+                result.status = (
+                    "error" if failed and len(failed) == len(result.documents) else ("partial")
+                )
+                if failed and result.error is None:
+                    result.error = f"{len(failed)} of {len(result.documents)} documents failed"
+        report.seconds = time.perf_counter() - started
+        return report
+
+    # --- registry ------------------------------------------------------------------------
+
+    async def list_documents(
+        self, *, limit: int | None = None, offset: int = 0
+    ) -> list[DocumentRecord]:
+        """Registered documents, sorted by source then title."""
+
+        def run() -> list[DocumentRecord]:
+            rows = [DocumentRecord.from_payload(i, p) for i, p in self.vector.iter_documents()]
+            rows.sort(key=lambda r: (r.source, r.external_id or "", r.title))
+            end = None if limit is None else offset + limit
+            return rows[offset:end]
+
+        return await asyncio.to_thread(run)
+
+    async def get_document(self, document_id: str) -> DocumentRecord | None:
+        """One document's registry row, or None."""
+        rows = await asyncio.to_thread(self.vector.get_documents, [document_id])
+        payload = rows.get(document_id)
+        return DocumentRecord.from_payload(document_id, payload) if payload is not None else None
+
+    async def delete_document(self, document_id: str) -> bool:
+        """Remove a document from the registry and its chunks from both indexes.
+
+        Returns False when there is no such document. Chunks go first and the registry row
+        last, so an interrupted delete can simply be repeated.
+        """
+
+        def run() -> bool:
+            if not self.vector.get_documents([document_id]):
+                return False
+            self.vector.delete_document_chunks(document_id)
+            self.lexical.delete_documents([document_id])
+            self.vector.delete_document_row(document_id)
+            return True
+
+        async with self._write_lock:
+            return await asyncio.to_thread(run)
+
+    async def stats(self) -> dict[str, int]:
+        """Counts: documents, chunks in Qdrant, chunks in the lexical index."""
+
+        def run() -> dict[str, int]:
+            return {
+                "documents": self.vector.count_documents(),
+                "chunks": self.vector.count_chunks(),
+                "lexical_chunks": self.lexical.count(),
+            }
+
+        return await asyncio.to_thread(run)
+
+    async def sync(self, *, only_if_inconsistent: bool = False) -> dict[str, int]:
+        """Make the chunks and the lexical index agree with the registry.
+
+        Removes chunks of unregistered documents or stale versions (left by an interrupted
+        replace), and re-indexes into tantivy whatever it lacks, from the Qdrant payloads.
+        Cost: one scan of all chunk payloads. Returns counts of what was fixed.
+        """
+
+        def run() -> dict[str, int]:
+            registry = {i: str(p.get("version", "")) for i, p in self.vector.iter_documents()}
+            expected = sum(int(p.get("chunk_count", 0)) for _, p in self.vector.iter_documents())
+            if only_if_inconsistent and (
+                self.vector.count_chunks() == expected == self.lexical.count()
+            ):
+                return {"stale_chunks": 0, "lexical_documents": 0}
+            stale: dict[str, set[str]] = {}
+            by_doc: dict[str, list[Any]] = {}
+            for rec in self.vector.iter_chunks():
+                payload = rec.payload or {}
+                doc_id = str(payload.get("document_id", ""))
+                version = str(payload.get("version", ""))
+                if registry.get(doc_id) != version:
+                    stale.setdefault(doc_id, set()).add(version)
+                else:
+                    by_doc.setdefault(doc_id, []).append(rec)
+            for doc_id, versions in stale.items():
+                for version in versions:
+                    self.vector.delete_version(doc_id, version)
+            indexed = self.lexical.document_versions()
+            missing = [
+                d for d, v in registry.items() if indexed.get(d) != (v, len(by_doc.get(d, [])))
+            ]
+            extra = [d for d in indexed if d not in registry]
+            self.lexical.delete_documents(missing + extra)
+            docs = [
+                LexicalDoc(
+                    str(rec.id),
+                    doc_id,
+                    registry[doc_id],
+                    lexical_text(
+                        str(rec.payload.get("title", "")), str(rec.payload.get("text", ""))
+                    ),
+                )
+                for doc_id in missing
+                for rec in by_doc.get(doc_id, [])
+            ]
+            self.lexical.add(docs)
+            return {
+                "stale_chunks": sum(len(v) for v in stale.values()),
+                "lexical_documents": len(missing),
+            }
+
+        async with self._write_lock:
+            return await asyncio.to_thread(run)
+
+    # --- search --------------------------------------------------------------------------
+
+    async def search(
+        self,
+        query: str,
+        *,
+        lambda_mult: float = 0.5,
+        fetch_k: int | None = None,
+        top_k: int | None = None,
+        rerank: bool | None = None,
+        distinct_documents: bool = False,
+        leg_k: int | None = None,
+    ) -> SearchResult:
+        """Hybrid search (see `agents.knowledge.retriever`).
+
+        Defaults come from the settings: ``fetch_k`` = RERANKER_FETCH_K, ``top_k`` =
+        RETRIEVAL_TOP_K, ``rerank`` = ENABLE_RERANKING. ``lambda_mult``: 0 = lexical only,
+        1 = semantic only.
+        """
+        return await self.retriever.search(
+            query,
+            lambda_mult=lambda_mult,
+            fetch_k=fetch_k if fetch_k is not None else self.settings.reranker_fetch_k,
+            top_k=top_k if top_k is not None else self.settings.retrieval_top_k,
+            rerank=self.settings.enable_reranking if rerank is None else rerank,
+            distinct_documents=distinct_documents,
+            leg_k=leg_k,
+        )
