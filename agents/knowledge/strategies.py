@@ -1,0 +1,463 @@
+"""Offline (no-LLM) strategies of the knowledge agent: real heuristics, deterministic and pure.
+
+| step | function |
+|---|---|
+| evaluate_query | `evaluate_query`: query shape -> ``lambda_mult`` (0 lexical .. 1 semantic) |
+| grade_documents | `grade_documents`: score threshold + minimum relevant documents |
+| transform_query | `expand_query`: RM3-style pseudo-relevance feedback from the top documents |
+| generate_answer | `extractive_answer`: best-matching sentences, cited ``[n]``, sources listed |
+| grade_response | `grade_response`: query coverage + support of each sentence by its sources |
+
+No I/O: every input is passed in (hits are `SearchHit`-like objects with ``document_id``,
+``title``, ``source``, ``text``, ``chunk_id`` and ``score``).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal, Protocol
+
+from agents.knowledge.text import (
+    QUESTION_WORDS,
+    STOPWORDS,
+    citations_in,
+    content_terms,
+    sentences,
+    stem,
+    strip_citations,
+    words,
+)
+
+
+class Hit(Protocol):
+    """What the strategies read from a search hit."""
+
+    chunk_id: str
+    document_id: str
+    title: str
+    source: str
+    text: str
+
+    @property
+    def score(self) -> float: ...
+
+
+# --- evaluate_query ------------------------------------------------------------------------
+
+_QUOTED = re.compile(r'"[^"]+"|“[^”]+”|`[^`]+`')
+_CODE_TOKEN = re.compile(
+    r"""^(?:
+        [A-Za-z]+[_.:/\\-]?\d+[A-Za-z0-9]*      # letters+digits: B12, IL-6, E404, v2, CVE-2021
+      | \d+[A-Za-z]+\w*                         # digits+letters: 5xx, 3D, 1p36
+      | [a-z]+[A-Z]\w*                          # camelCase / mixed case: getUser, mRNA, PrP
+      | [A-Z]{2,}[a-z]?\d*                      # acronyms: HTTP, DNA, UKs
+      | \w+(?:[_.]\w+)+                         # snake_case, dotted.path, file.ext
+      | \w*[/\\]\w+\S*                          # paths and ratios: /etc/hosts, 1/2000
+      | 0x[0-9a-fA-F]+                          # hex
+    )$""",
+    re.VERBOSE,
+)
+_NUMBER = re.compile(r"^\d+(?:[.,]\d+)*%?$")
+
+
+@dataclass(frozen=True, slots=True)
+class QueryEvaluation:
+    """``lambda_mult`` for hybrid search and why (each signal's contribution)."""
+
+    lambda_mult: float
+    query_type: Literal["lexical", "semantic", "balanced"]
+    signals: dict[str, float]
+    reasons: list[str]
+    method: str = "heuristic"
+
+
+def evaluate_query(
+    query: str, *, base: float = 0.5, floor: float = 0.15, ceiling: float = 0.85
+) -> QueryEvaluation:
+    """Weigh lexical vs semantic retrieval from the query's shape.
+
+    Lexical (exact-match) evidence lowers lambda: quoted phrases or backticked code, identifiers
+    and codes (``B12``, ``IL-6``, ``getUser``, ``HTTP``, ``snake_case``, paths), bare numbers, and
+    short keyword queries. Natural-language evidence raises it: a question form, and longer
+    queries rich in function words (paraphrase is what embeddings are good at). The result is
+    clamped to [floor, ceiling]: neither leg is switched off on a guess.
+    """
+    text = query.strip()
+    signals: dict[str, float] = {}
+    reasons: list[str] = []
+    quoted = _QUOTED.findall(text)
+    if quoted:
+        signals["quoted"] = -0.25
+        reasons.append(f"exact phrase(s) {', '.join(quoted[:3])}")
+    raw_tokens = [t.strip(".,;:!?()[]{}'\"“”") for t in _QUOTED.sub(" ", text).split()]
+    raw_tokens = [t for t in raw_tokens if t]
+    codes = sorted({t for t in raw_tokens if _CODE_TOKEN.match(t) and not _NUMBER.match(t)})
+    if codes:
+        signals["identifiers"] = -min(0.3, 0.15 * len(codes))
+        reasons.append(f"identifiers/codes {', '.join(codes[:5])}")
+    numbers = [t for t in raw_tokens if _NUMBER.match(t)]
+    if numbers:
+        signals["numbers"] = -min(0.1, 0.05 * len(numbers))
+        reasons.append(f"numbers {', '.join(numbers[:3])}")
+    tokens = words(text)
+    function_words = [w for w in tokens if w in STOPWORDS]
+    is_question = text.endswith("?") or (bool(tokens) and tokens[0] in QUESTION_WORDS)
+    if is_question:
+        signals["question"] = 0.15
+        reasons.append("phrased as a question")
+    if 0 < len(tokens) <= 3 and not is_question and not function_words:
+        signals["keywords"] = -0.15
+        reasons.append("short keyword query")
+    if len(tokens) >= 8 and len(function_words) / len(tokens) >= 0.3:
+        signals["natural_language"] = 0.1
+        reasons.append("long natural-language sentence")
+    value = min(ceiling, max(floor, base + sum(signals.values())))
+    kind: Literal["lexical", "semantic", "balanced"] = (
+        "lexical" if value < base - 0.05 else "semantic" if value > base + 0.05 else "balanced"
+    )
+    if not reasons:
+        reasons.append("no strong signal: balanced")
+    return QueryEvaluation(round(value, 4), kind, signals, reasons)
+
+
+# --- grade_documents -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentGrade:
+    """Grade of one retrieved document (its best chunk)."""
+
+    chunk_id: str
+    document_id: str
+    title: str
+    score: float
+    relevant: bool
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentGrading:
+    """Outcome of grading: pass/fail, the per-document grades and the reason."""
+
+    passed: bool
+    grades: list[DocumentGrade]
+    relevant_count: int
+    mean_relevant_score: float
+    reason: str
+    method: str = "score-threshold"
+
+    @property
+    def relevant(self) -> list[DocumentGrade]:
+        """The relevant documents, best first."""
+        return [g for g in self.grades if g.relevant]
+
+
+def grade_documents(
+    hits: Sequence[Hit],
+    *,
+    threshold: float,
+    min_relevant: int,
+    relevance_threshold: float | None = None,
+) -> DocumentGrading:
+    """Score-threshold grading.
+
+    A document (chunks of one document count once, by their best score) is relevant when its
+    score >= ``relevance_threshold`` (default: ``threshold``). The set passes when at least
+    ``min_relevant`` documents are relevant and their mean score >= ``threshold``.
+    """
+    cut = threshold if relevance_threshold is None else relevance_threshold
+    best: dict[str, Hit] = {}
+    for hit in hits:
+        if hit.document_id not in best or hit.score > best[hit.document_id].score:
+            best[hit.document_id] = hit
+    grades = sorted(
+        (
+            DocumentGrade(h.chunk_id, h.document_id, h.title, h.score, h.score >= cut)
+            for h in best.values()
+        ),
+        key=lambda g: -g.score,
+    )
+    relevant = [g for g in grades if g.relevant]
+    mean = sum(g.score for g in relevant) / len(relevant) if relevant else 0.0
+    passed = len(relevant) >= min_relevant and (not relevant or mean >= threshold)
+    top = f"best {grades[0].score:.2f}" if grades else "nothing retrieved"
+    if passed:
+        reason = f"{len(relevant)} relevant document(s) (>= {min_relevant}), mean {mean:.2f}"
+    elif len(relevant) < min_relevant:
+        reason = f"only {len(relevant)} of {len(grades)} document(s) scored >= {cut:.2f} ({top})"
+    else:
+        reason = f"mean score {mean:.2f} of the relevant documents is below {threshold:.2f}"
+    return DocumentGrading(passed, grades, len(relevant), round(mean, 6), reason)
+
+
+# --- transform_query: pseudo-relevance feedback ---------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class QueryExpansion:
+    """The rewritten query and the feedback behind it."""
+
+    query: str
+    original: str
+    added_terms: list[str]
+    term_weights: dict[str, float]
+    feedback_documents: list[str]
+    method: str = "prf-rm3"
+
+
+def expand_query(
+    query: str,
+    hits: Sequence[Hit],
+    *,
+    feedback_docs: int = 3,
+    expansion_terms: int = 5,
+    idf: Callable[[str], float] | Mapping[str, float] | None = None,
+) -> QueryExpansion:
+    """RM3-style expansion: add the terms most probable in the top documents.
+
+    ``P(w|R) = sum_d P(w|d) * P(d|q)`` over the ``feedback_docs`` best documents, with
+    ``P(w|d)`` the term's share of the document's content words and ``P(d|q)`` the documents'
+    normalised scores; weights are multiplied by the corpus idf of the word when an ``idf``
+    (a callable such as `LexicalIndex.idf_of`, or a mapping) is given. Query words,
+    stop words, numbers and one-letter terms are never added; each added stem is written in its
+    most frequent surface form so the dense leg can read it too. With no feedback documents the
+    query is relaxed instead (quotes dropped, content words only).
+    """
+    query_stems = set(content_terms(query))
+    docs: list[Hit] = []
+    for hit in hits:
+        if hit.document_id not in {d.document_id for d in docs}:
+            docs.append(hit)
+        if len(docs) >= feedback_docs:
+            break
+    if not docs:
+        relaxed = " ".join(w for w in words(query) if w not in STOPWORDS) or query
+        return QueryExpansion(relaxed, query, [], {}, [], method="relax")
+    raw = [max(h.score, 0.0) for h in docs]
+    total = sum(raw)
+    doc_weights = [r / total for r in raw] if total > 0 else [1 / len(docs)] * len(docs)
+    weights: dict[str, float] = {}
+    surface: dict[str, Counter[str]] = {}
+    for hit, doc_weight in zip(docs, doc_weights, strict=True):
+        tokens = [w for w in words(f"{hit.title} {hit.text}") if w not in STOPWORDS]
+        stems = [stem(w) for w in tokens]
+        if not stems:
+            continue
+        counts = Counter(stems)
+        for s, n in counts.items():
+            weights[s] = weights.get(s, 0.0) + doc_weight * n / len(stems)
+        for w, s in zip(tokens, stems, strict=True):
+            surface.setdefault(s, Counter())[w] += 1
+    scored: dict[str, float] = {}
+    for s, weight in weights.items():
+        if s in query_stems or len(s) < 3 or s.isdigit():
+            continue
+        factor = 1.0
+        if idf is not None:  # looked up by surface word: the index may stem differently
+            word = surface[s].most_common(1)[0][0]
+            factor = idf(word) if callable(idf) else idf.get(word, 0.0)
+        if factor > 0:
+            scored[s] = weight * factor
+    chosen = sorted(scored, key=lambda s: (-scored[s], s))[:expansion_terms]
+    added = [surface[s].most_common(1)[0][0] for s in chosen]
+    expanded = f"{query.strip()} {' '.join(added)}".strip()
+    return QueryExpansion(
+        expanded,
+        query,
+        added,
+        {a: round(scored[s], 6) for a, s in zip(added, chosen, strict=True)},
+        [d.document_id for d in docs],
+    )
+
+
+# --- generate_answer: extractive with citations ---------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Citation:
+    """A numbered source: ``[number]`` in the answer text refers to it.
+
+    ``text`` is all retrieved text of the document (its chunks in rank order); ``chunk_id`` is
+    its best chunk."""
+
+    number: int
+    document_id: str
+    title: str
+    source: str
+    chunk_id: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerSentence:
+    """One extracted sentence, its citation number and match score."""
+
+    text: str
+    citation: int
+    score: float
+
+
+@dataclass(frozen=True, slots=True)
+class ExtractiveAnswer:
+    """The answer text (with ``[n]`` markers and a Sources list) and its parts."""
+
+    text: str
+    citations: list[Citation]
+    sentences: list[AnswerSentence] = field(default_factory=list)
+    found: bool = True
+    method: str = "extractive"
+
+    @property
+    def sources(self) -> list[str]:
+        """Source texts in citation order (``sources[n-1]`` backs ``[n]``)."""
+        return [c.text for c in self.citations]
+
+
+NO_ANSWER = "I could not find an answer to that in the ingested documents."
+
+
+def extractive_answer(
+    query: str,
+    hits: Sequence[Hit],
+    *,
+    max_sentences: int = 3,
+    min_score: float = 0.2,
+    max_sentence_chars: int = 600,
+) -> ExtractiveAnswer:
+    """Answer with the sentences of the hits that best cover the query's content words.
+
+    A sentence scores the idf-weighted share of query terms it contains (idf over all candidate
+    sentences, so words every sentence has count little), plus a small bonus for coming from a
+    better-ranked hit. Near-duplicate sentences (overlapping chunks) are picked once. Chosen
+    sentences are ordered by hit rank then position, each ending with its ``[n]``.
+    """
+    query_terms = set(content_terms(query))
+    candidates: list[tuple[int, int, str, set[str]]] = []
+    for rank, hit in enumerate(hits):
+        for pos, sentence in enumerate(sentences(hit.text)):
+            if len(sentence) > max_sentence_chars or len(words(sentence)) < 3:
+                continue
+            candidates.append((rank, pos, sentence, set(content_terms(sentence))))
+    if not query_terms or not candidates:
+        return ExtractiveAnswer(NO_ANSWER, [], [], found=False)
+    n = len(candidates)
+    df = Counter(t for *_, terms in candidates for t in terms & query_terms)
+    weight = {t: math.log(1 + n / (1 + df.get(t, 0))) for t in query_terms}
+    total = sum(weight.values())
+    scored = []
+    for rank, pos, sentence, terms in candidates:
+        coverage = sum(weight[t] for t in terms & query_terms) / total
+        scored.append((coverage + 0.05 / (rank + 1), rank, pos, sentence, terms, coverage))
+    scored.sort(key=lambda item: (-item[0], item[1], item[2]))
+    chosen: list[tuple[float, int, int, str, set[str], float]] = []
+    for item in scored:
+        if item[5] < min_score or len(chosen) >= max_sentences:
+            break
+        if any(_jaccard(item[4], c[4]) > 0.7 for c in chosen):
+            continue
+        chosen.append(item)
+    if not chosen:
+        return ExtractiveAnswer(NO_ANSWER, [], [], found=False)
+    chosen.sort(key=lambda item: (item[1], item[2]))
+    numbers: dict[str, int] = {}
+    citations: list[Citation] = []
+    parts: list[AnswerSentence] = []
+    # One number per document; its source text is every retrieved chunk of that document, so
+    # sentences from two sections of one document are backed by the same citation.
+    doc_text: dict[str, list[str]] = {}
+    for h in hits:
+        if h.text not in doc_text.setdefault(h.document_id, []):
+            doc_text[h.document_id].append(h.text)
+    for score, rank, _pos, sentence, _terms, _cov in chosen:
+        hit = hits[rank]
+        if hit.document_id not in numbers:
+            numbers[hit.document_id] = len(numbers) + 1
+            citations.append(
+                Citation(numbers[hit.document_id], hit.document_id, hit.title, hit.source,
+                         hit.chunk_id, "\n\n".join(doc_text[hit.document_id]))
+            )  # fmt: skip
+        parts.append(AnswerSentence(sentence, numbers[hit.document_id], round(score, 4)))
+    body = " ".join(_cite(p.text, p.citation) for p in parts)
+    listing = "\n".join(f"[{c.number}] {c.title} ({c.source})" for c in citations)
+    return ExtractiveAnswer(f"{body}\n\nSources:\n{listing}", citations, parts)
+
+
+def _cite(sentence: str, number: int) -> str:
+    """``"It is." -> "It is [1]."``: the marker goes before the closing punctuation."""
+    stripped = sentence.rstrip()
+    if stripped and stripped[-1] in ".!?":
+        return f"{stripped[:-1]} [{number}]{stripped[-1]}"
+    return f"{stripped} [{number}]"
+
+
+def _jaccard(a: set[str], b: set[str]) -> float:
+    return len(a & b) / len(a | b) if a or b else 1.0
+
+
+# --- grade_response ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ResponseGrade:
+    """Heuristic answer grade: coverage of the query, support of the sentences by sources."""
+
+    passed: bool
+    score: float
+    coverage: float
+    support: float
+    unsupported: list[str]
+    reasons: list[str]
+    method: str = "heuristic"
+
+
+def grade_response(
+    query: str,
+    answer: str,
+    sources: Sequence[str],
+    *,
+    min_coverage: float = 0.5,
+    min_support: float = 0.6,
+    sentence_overlap: float = 0.6,
+) -> ResponseGrade:
+    """Grade an answer whose sentences cite ``[n]`` = ``sources[n-1]``.
+
+    - coverage: share of the query's content words that the answer mentions;
+    - support: share of answer sentences whose content words are at least
+      ``sentence_overlap`` present in the sources they cite (uncited sentences are unsupported;
+      the trailing "Sources:" list is not graded).
+    Passes when coverage >= ``min_coverage`` and support >= ``min_support``.
+    """
+    body = answer.split("\nSources:")[0].strip()
+    reasons: list[str] = []
+    if not body or body == NO_ANSWER:
+        return ResponseGrade(False, 0.0, 0.0, 0.0, [], ["no answer was produced"])
+    query_terms = set(content_terms(query))
+    answer_terms = set(content_terms(strip_citations(body)))
+    coverage = len(query_terms & answer_terms) / len(query_terms) if query_terms else 1.0
+    source_terms = [set(content_terms(s)) for s in sources]
+    graded = 0
+    unsupported: list[str] = []
+    for sentence in sentences(body):
+        terms = set(content_terms(strip_citations(sentence)))
+        if not terms:
+            continue
+        graded += 1
+        cited = [n for n in citations_in(sentence) if 1 <= n <= len(sources)]
+        backing = set().union(*(source_terms[n - 1] for n in cited)) if cited else set()
+        if not cited or len(terms & backing) / len(terms) < sentence_overlap:
+            unsupported.append(sentence)
+    support = (graded - len(unsupported)) / graded if graded else 0.0
+    if coverage < min_coverage:
+        reasons.append(f"covers {coverage:.0%} of the question's terms (< {min_coverage:.0%})")
+    if support < min_support:
+        reasons.append(
+            f"{len(unsupported)} of {graded} sentence(s) not supported by their cited sources"
+        )
+    passed = coverage >= min_coverage and support >= min_support
+    if passed:
+        reasons.append(f"coverage {coverage:.0%}, support {support:.0%}")
+    score = round((coverage + support) / 2, 4)
+    return ResponseGrade(passed, score, round(coverage, 4), round(support, 4), unsupported, reasons)
