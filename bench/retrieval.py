@@ -1,0 +1,202 @@
+"""Retrieval benchmark on a BEIR dataset, through the same `KnowledgeStore.search` the agent uses.
+
+    python -m bench.retrieval --data ../shared/data/beir/scifact [--mode bm25|dense|hybrid|adaptive]
+        [--queries FILE] [--qrels FILE] [--json] [--index-dir DIR]
+
+Ingests ``corpus.jsonl`` into a FRESH knowledge base (a temporary DATA_DIR: qdrant-client local
+mode + the tantivy index) unless ``--index-dir`` names one to reuse, then runs every query of each
+mode and prints nDCG@10, Recall@100, p50/p95 latency per query (query embedding, both legs,
+fusion and payload fetch included) and the ingestion rate, beside the published anchors.
+
+Modes: bm25 = lambda 0 (lexical leg only), dense = lambda 1, hybrid = weighted RRF at
+``--lambda`` (0.5), adaptive = lambda from `evaluate_query` per query (its cost is timed too).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+from agents.knowledge.metrics import evaluate, read_qrels, read_queries  # noqa: E402
+from agents.knowledge.store import KnowledgeStore  # noqa: E402
+from agents.knowledge.strategies import evaluate_query  # noqa: E402
+from config import load_settings  # noqa: E402
+
+MODES = ("bm25", "dense", "hybrid", "adaptive")
+ANCHORS = {
+    "bm25": "BM25 0.665 (BEIR) - 0.679 (Anserini)",
+    "dense": "all-MiniLM-L6-v2 dense 0.645 (MTEB)",
+    "hybrid": "BM25+dense RRF 0.7175 (Qdrant); target >= 0.72",
+    "adaptive": "target >= 0.72, p50 <= 50 ms",
+}
+EXTRA_ANCHOR = "BM25 + cross-encoder rerank (top 100): 0.688 (BEIR)"
+
+
+def _find(data: Path, names: list[str]) -> Path:
+    for name in names:
+        if (data / name).exists():
+            return data / name
+    raise SystemExit(f"none of {names} found in {data}; pass the file explicitly")
+
+
+def _percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    if not ordered:
+        return 0.0
+    pos = (len(ordered) - 1) * q
+    lo, hi = int(pos), min(int(pos) + 1, len(ordered) - 1)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
+
+
+async def _ingest(store: KnowledgeStore, corpus: Path, quiet: bool) -> dict[str, Any]:
+    from tqdm import tqdm
+
+    total = sum(1 for line in corpus.open(encoding="utf-8") if line.strip())
+    bar = tqdm(total=total, unit="doc", desc="ingest", disable=quiet, file=sys.stderr)
+
+    def progress(event: Any) -> None:
+        bar.update(event.documents_done - bar.n)
+
+    report = await store.ingest_paths([corpus], progress=progress)
+    bar.close()
+    if not report.ok:
+        raise SystemExit(f"ingestion failed: {json.dumps(report.to_dict())[:2000]}")
+    stats = await store.stats()
+    return {
+        "documents": report.added + report.replaced + report.unchanged,
+        "indexed": report.added + report.replaced,
+        "skipped_unchanged": report.unchanged,
+        "chunks": stats["chunks"],
+        "seconds": report.seconds,
+        "documents_per_second": report.documents_per_second,
+    }
+
+
+async def _run_mode(
+    store: KnowledgeStore, mode: str, queries: dict[str, str], lam: float, depth: int
+) -> tuple[dict[str, list[str]], list[float], float]:
+    run: dict[str, list[str]] = {}
+    latencies: list[float] = []
+    lambdas: list[float] = []
+    for qid, text in queries.items():
+        started = time.perf_counter()
+        weight = {"bm25": 0.0, "dense": 1.0, "hybrid": lam}.get(mode)
+        if weight is None:
+            weight = evaluate_query(text).lambda_mult
+        result = await store.search(
+            text,
+            lambda_mult=weight,
+            top_k=depth,
+            fetch_k=depth,
+            rerank=False,
+            distinct_documents=True,
+        )
+        latencies.append((time.perf_counter() - started) * 1000)
+        lambdas.append(weight)
+        run[qid] = [h.external_id or h.document_id for h in result.hits]
+    return run, latencies, statistics.fmean(lambdas)
+
+
+async def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawTextHelpFormatter
+    )
+    parser.add_argument("--data", type=Path, required=True, help="BEIR dataset folder")
+    parser.add_argument("--mode", choices=MODES, action="append", help="repeatable; default all")
+    parser.add_argument("--queries", type=Path, help="default: queries-test.jsonl / queries.jsonl")
+    parser.add_argument("--qrels", type=Path, help="default: qrels-test.tsv / qrels/test.tsv")
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead")
+    parser.add_argument("--lambda", dest="lam", type=float, default=0.5, help="hybrid weight")
+    parser.add_argument("--index-dir", type=Path, help="reuse/keep this DATA_DIR (default: fresh)")
+    parser.add_argument("--depth", type=int, default=100, help="documents ranked per query")
+    args = parser.parse_args(argv)
+
+    corpus = _find(args.data, ["corpus.jsonl"])
+    queries_path = args.queries or _find(args.data, ["queries-test.jsonl", "queries.jsonl"])
+    qrels_path = args.qrels or _find(args.data, ["qrels-test.tsv", "qrels/test.tsv"])
+    qrels = read_qrels(qrels_path)
+    queries = {q: t for q, t in read_queries(queries_path).items() if q in qrels}
+    modes = args.mode or list(MODES)
+
+    data_dir = args.index_dir or Path(tempfile.mkdtemp(prefix="switchyard-bench-"))
+    settings = load_settings(
+        data_dir=data_dir,
+        qdrant_url=None,
+        max_document_bytes=max(corpus.stat().st_size, 20 * 1024 * 1024),
+    )
+    try:
+        store = await KnowledgeStore.open(settings, name="bench")
+        ingest = await _ingest(store, corpus, args.json)
+        for text in list(queries.values())[:5]:  # warm-up: first-call costs are not per-query
+            await store.search(text, lambda_mult=0.5, top_k=10, fetch_k=10, rerank=False)
+        rows: list[dict[str, Any]] = []
+        for mode in modes:
+            run, latencies, mean_lambda = await _run_mode(
+                store, mode, queries, args.lam, args.depth
+            )
+            scores = evaluate(run, qrels, ndcg_k=10, recall_k=100)
+            rows.append(
+                {
+                    "mode": mode,
+                    "ndcg@10": round(scores["ndcg@10"], 4),
+                    "recall@100": round(scores["recall@100"], 4),
+                    "p50_ms": round(_percentile(latencies, 0.5), 2),
+                    "p95_ms": round(_percentile(latencies, 0.95), 2),
+                    "mean_lambda": round(mean_lambda, 3),
+                    "anchor": ANCHORS[mode],
+                }
+            )
+        await store.close()
+    finally:
+        if args.index_dir is None:
+            shutil.rmtree(data_dir, ignore_errors=True)
+
+    out: dict[str, Any] = {
+        "dataset": str(args.data),
+        "queries": len(queries),
+        "engine": "qdrant-client local mode (dense) + tantivy BM25 (lexical), weighted RRF k="
+        f"{settings.rrf_k}",
+        "embedding_model": settings.embedding_model,
+        "machine": f"{platform.machine()} x{os.cpu_count()} CPU, "
+        f"Python {platform.python_version()}",
+        "ingestion": {k: round(v, 2) if isinstance(v, float) else v for k, v in ingest.items()},
+        "modes": rows,
+    }
+    if args.json:
+        print(json.dumps(out, indent=2))
+        return 0
+    ing = out["ingestion"]
+    print(f"dataset  {out['dataset']}  ({ing['documents']} documents, {ing['chunks']} chunks, "
+          f"{len(queries)} queries)")  # fmt: skip
+    print(f"engine   {out['engine']}; {out['embedding_model']}; {out['machine']}")
+    print(f"ingest   {ing['indexed']} indexed + {ing['skipped_unchanged']} unchanged in "
+          f"{ing['seconds']} s = {ing['documents_per_second']} documents/s")  # fmt: skip
+    print()
+    header = f"{'mode':<9} {'nDCG@10':>8} {'R@100':>7} {'p50 ms':>7} {'p95 ms':>7} {'λ':>5}  anchor"
+    print(header)
+    print("-" * len(header))
+    for row in rows:
+        print(
+            f"{row['mode']:<9} {row['ndcg@10']:>8.4f} {row['recall@100']:>7.4f} "
+            f"{row['p50_ms']:>7.2f} {row['p95_ms']:>7.2f} {row['mean_lambda']:>5.2f}  "
+            f"{row['anchor']}"
+        )
+    print(f"{'':<43}  also: {EXTRA_ANCHOR}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(asyncio.run(main()))
