@@ -149,7 +149,8 @@ async def analysis_events(
     request: Request, thread_id: AnalysisId, who: CallerDep
 ) -> EventSourceResponse:
     """Server-Sent Events of an analysis: queued, started, stage, batch, then done | failed |
-    cancelled (the stream ends there). Reconnect with Last-Event-ID to continue."""
+    cancelled (the stream ends there, unless the analysis was resumed since). Reconnect with
+    Last-Event-ID to continue."""
     await _owned(request, thread_id, who)
     jobs = jobs_for(_services(request))
     last = request.headers.get("last-event-id") or "0-0"
@@ -161,7 +162,8 @@ async def analysis_events(
             for event_id, event, data in batch:
                 last = event_id
                 yield {"id": event_id, "event": event, "data": data}
-                if event in TERMINAL:
+                # the end, unless the analysis was resumed since (then more events follow)
+                if event in TERMINAL and not await jobs.read_events(thread_id, last):
                     return
             if not batch:
                 record = await jobs.get(thread_id)

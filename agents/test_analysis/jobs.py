@@ -214,9 +214,10 @@ class JobStore:
                               maxlen=MAX_EVENTS, approximate=True)
 
     async def read_events(
-        self, thread_id: str, after: str, *, block_ms: int
+        self, thread_id: str, after: str, *, block_ms: int | None = None
     ) -> list[tuple[str, str, str]]:
-        """Events after stream id ``after`` (waiting up to ``block_ms``): (id, event, data)."""
+        """Events after stream id ``after``: (id, event, data). With ``block_ms``, wait up to
+        that long for the first one; without, answer at once."""
         key = self._keys(thread_id)[3]
         found = await self.redis.xread({key: after}, count=100, block=block_ms)
         out: list[tuple[str, str, str]] = []

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from agents.test_analysis import (
+    LLMBatch,
     LLMReview,
     MalformedLLMOutput,
     batch_tests_for_llm,
@@ -20,14 +21,14 @@ SRC_B = "import pytest\n\n@pytest.mark.slow\ndef test_b():\n    run()\n"
 
 
 @pytest.fixture
-def batches():  # type: ignore[no-untyped-def]
+def batches() -> list[LLMBatch]:
     files = [parse_file("tests/test_a.py", SRC_A, cache=None),
              parse_file("tests/test_b.py", SRC_B, cache=None),
              parse_file("tests/test_broken.py", "def test_(:\n", cache=None)]
     return batch_tests_for_llm(files, 5)
 
 
-def test_batches_of_five_in_file_then_line_order(batches) -> None:  # type: ignore[no-untyped-def]
+def test_batches_of_five_in_file_then_line_order(batches: list[LLMBatch]) -> None:
     assert [len(b.tests) for b in batches] == [5, 3]
     assert [b.index for b in batches] == [0, 1]
     assert [u.qualname for u in batches[1].tests] == ["test_a5", "test_a6", "test_b"]
@@ -36,7 +37,7 @@ def test_batches_of_five_in_file_then_line_order(batches) -> None:  # type: igno
     assert unit_b.source.startswith("@pytest.mark.slow\ndef test_b():")
 
 
-def test_batch_ids_are_stable_and_content_derived(batches) -> None:  # type: ignore[no-untyped-def]
+def test_batch_ids_are_stable_and_content_derived(batches: list[LLMBatch]) -> None:
     again = batch_tests_for_llm([parse_file("tests/test_a.py", SRC_A, cache=None),
                                  parse_file("tests/test_b.py", SRC_B, cache=None)], 5)
     assert [b.batch_id for b in again] == [b.batch_id for b in batches]
@@ -48,7 +49,7 @@ def test_batch_ids_are_stable_and_content_derived(batches) -> None:  # type: ign
     assert len({b.batch_id for b in batches}) == len(batches)
 
 
-def test_render_numbers_lines_like_the_file(batches) -> None:  # type: ignore[no-untyped-def]
+def test_render_numbers_lines_like_the_file(batches: list[LLMBatch]) -> None:
     text = batches[1].render()
     assert "### tests/test_b.py :: test_b (lines 3-5)" in text
     assert "    5 |     run()" in text
@@ -73,18 +74,20 @@ def test_schema_lists_the_catalogue_ids() -> None:
     assert props["confidence"]["maximum"] == 1.0
 
 
-def answer(*items: dict) -> str:  # type: ignore[type-arg]
+def answer(*items: dict[str, object]) -> str:
     return json.dumps({"findings": list(items)})
 
 
-def item(**overrides: object) -> dict:  # type: ignore[type-arg]
+def item(**overrides: object) -> dict[str, object]:
     base = {"file": "tests/test_b.py", "line": 5, "smell": "unknown-test",
             "message": "test_b asserts nothing", "confidence": 0.9}
     base.update(overrides)
     return base
 
 
-def test_validation_drops_unknown_smells_bad_lines_and_low_confidence(batches) -> None:  # type: ignore[no-untyped-def]
+def test_validation_drops_unknown_smells_bad_lines_and_low_confidence(
+    batches: list[LLMBatch],
+) -> None:
     batch = batches[1]
     result = validate_llm_review(answer(
         item(),
@@ -107,7 +110,7 @@ def test_validation_drops_unknown_smells_bad_lines_and_low_confidence(batches) -
     assert any("'syntax-error'" in r for r in reasons)
 
 
-def test_test_level_smells_snap_to_the_def_line(batches) -> None:  # type: ignore[no-untyped-def]
+def test_test_level_smells_snap_to_the_def_line(batches: list[LLMBatch]) -> None:
     [f] = validate_llm_review(answer(item(line=5)), batches[1]).findings
     assert (f.line, f.end_line, f.source, f.severity) == (4, 5, "llm", "high")
     [g] = validate_llm_review(
@@ -115,7 +118,7 @@ def test_test_level_smells_snap_to_the_def_line(batches) -> None:  # type: ignor
     assert (g.line, g.end_line) == (5, 5)
 
 
-def test_accepts_fenced_json_model_objects_and_dicts(batches) -> None:  # type: ignore[no-untyped-def]
+def test_accepts_fenced_json_model_objects_and_dicts(batches: list[LLMBatch]) -> None:
     batch = batches[1]
     fenced = "```json\n" + answer(item()) + "\n```"
     assert len(validate_llm_review(fenced, batch).findings) == 1
@@ -128,6 +131,6 @@ def test_accepts_fenced_json_model_objects_and_dicts(batches) -> None:  # type: 
 
 
 @pytest.mark.parametrize("bad", ["not json at all", "{\"findings\": 3}", "[1, 2", "42"])
-def test_malformed_output_raises_for_a_retry(bad: str, batches) -> None:  # type: ignore[no-untyped-def]
+def test_malformed_output_raises_for_a_retry(bad: str, batches: list[LLMBatch]) -> None:
     with pytest.raises(MalformedLLMOutput):
         validate_llm_review(bad, batches[1])

@@ -1,0 +1,95 @@
+"""Fixtures for the analysis graph and API tests: compiled graphs with a scripted (or no)
+model, API clients on the real Redis, with or without the stub LLM server."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import HumanMessage
+from langgraph.types import Command
+
+from config import Settings
+from graph.deps import GraphDeps
+from graph.workflow import compile_graph
+from main import create_app
+from tests.support.stub_openai import StubOpenAI
+
+
+@dataclass
+class FixedFactory:
+    """Stands in for LLMFactory: one model (or none) for every role."""
+
+    model: BaseChatModel | None
+    provider: str = "scripted"
+
+    def get_llm(self, role: str = "chat") -> BaseChatModel | None:
+        return self.model
+
+
+def graph_for(model: BaseChatModel | None, **settings: Any) -> Any:
+    """The full Switchyard graph, no checkpointer, answering with ``model``."""
+    deps = GraphDeps(Settings(_env_file=None, llm_provider="none", **settings))
+    deps.llm_factory = FixedFactory(model)  # type: ignore[assignment]
+    return compile_graph(deps)
+
+
+def api_command(files: list[dict[str, Any]], mode: str = "hybrid", **request: Any) -> Command[Any]:
+    """The input the API builds for ``files`` (see agents.test_analysis.runs)."""
+    message = HumanMessage("analyse these", id=uuid.uuid4().hex)
+    entries = [{"path": f["path"], "content": f["content"], "decode_error": None} for f in files]
+    return Command(update={
+        "messages": [message], "target_agent": "test_analysis",
+        "analysis_request": {"files": entries, "mode": mode, "config": request.pop("config", {}),
+                             "allow_downgrade": request.pop("allow_downgrade", False),
+                             "message_id": message.id, "source": "api", **request},
+    }, goto="ingest")
+
+
+Analyse = Callable[..., Awaitable[dict[str, Any]]]
+
+
+@pytest.fixture
+def analyse() -> Analyse:
+    """Run an analysis through a graph: ``await analyse(graph, files, mode)`` -> final state."""
+
+    async def run(graph: Any, files: list[dict[str, Any]], mode: str = "hybrid",
+                  **request: Any) -> dict[str, Any]:
+        state: dict[str, Any] = await graph.ainvoke(api_command(files, mode, **request))
+        return state
+
+    return run
+
+
+FAST_QUEUE = {"analysis_claim_timeout_seconds": 3.0, "analysis_heartbeat_seconds": 0.3}
+
+
+@pytest.fixture
+def client(make_settings: Callable[..., Settings]) -> Iterator[TestClient]:
+    """The API on the test's Redis database, no chat model."""
+    with TestClient(create_app(make_settings(**FAST_QUEUE))) as test_client:
+        yield test_client
+
+
+def stub_settings(stub: StubOpenAI, **overrides: Any) -> dict[str, Any]:
+    """Settings that send chat-model calls to ``stub`` (no LLM cache: every call reaches it)."""
+    return {
+        "llm_provider": "openai", "openai_api_key": "sk-test", "openai_base_url": stub.base_url,
+        "llm_cache_ttl_seconds": 0, "llm_rate_limit_per_minute": 60_000,
+        **FAST_QUEUE, **overrides,
+    }
+
+
+@pytest.fixture
+def stub_client(
+    make_settings: Callable[..., Settings], stub_openai: StubOpenAI
+) -> Iterator[TestClient]:
+    """The API with the stub server as its chat model."""
+    settings = make_settings(**stub_settings(stub_openai))
+    with TestClient(create_app(settings)) as test_client:
+        yield test_client
