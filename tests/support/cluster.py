@@ -55,14 +55,22 @@ class RedisClusterServers:
                 subprocess.Popen(
                     [
                         self.binary,
-                        "--bind", "127.0.0.1",
-                        "--port", str(port),
-                        "--dir", str(node_dir),
-                        "--cluster-enabled", "yes",
-                        "--cluster-config-file", f"nodes-{port}.conf",
-                        "--cluster-node-timeout", "5000",
-                        "--appendonly", "no",
-                        "--save", "",
+                        "--bind",
+                        "127.0.0.1",
+                        "--port",
+                        str(port),
+                        "--dir",
+                        str(node_dir),
+                        "--cluster-enabled",
+                        "yes",
+                        "--cluster-config-file",
+                        f"nodes-{port}.conf",
+                        "--cluster-node-timeout",
+                        "5000",
+                        "--appendonly",
+                        "no",
+                        "--save",
+                        "",
                     ],
                     stdout=subprocess.DEVNULL,
                     stderr=subprocess.DEVNULL,
@@ -72,8 +80,15 @@ class RedisClusterServers:
         for port in self.ports:
             wait_for_port(port)
         subprocess.run(
-            [cli, "--cluster", "create", *(f"127.0.0.1:{p}" for p in self.ports),
-             "--cluster-replicas", "0", "--cluster-yes"],
+            [
+                cli,
+                "--cluster",
+                "create",
+                *(f"127.0.0.1:{p}" for p in self.ports),
+                "--cluster-replicas",
+                "0",
+                "--cluster-yes",
+            ],
             check=True,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
@@ -87,8 +102,7 @@ class RedisClusterServers:
             client = redis.Redis(port=port)
             try:
                 while client.info("cluster").get("cluster_enabled") != 1 or (
-                    client.execute_command("CLUSTER", "INFO").decode().find("cluster_state:ok")
-                    < 0
+                    client.execute_command("CLUSTER", "INFO").decode().find("cluster_state:ok") < 0
                 ):
                     if time.monotonic() > deadline:
                         raise TimeoutError(f"cluster node {port} is not ok after {timeout} s")
