@@ -17,6 +17,8 @@ from langgraph.checkpoint.base import (
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from redis.asyncio.cluster import RedisCluster
+from redis.asyncio.retry import Retry
+from redis.backoff import ExponentialWithJitterBackoff
 from redis.exceptions import NoScriptError
 
 from checkpointer import plans
@@ -111,6 +113,9 @@ async def connect(url: str, *, cluster: bool | None = None, **kwargs: Any) -> As
             await probe.aclose()
     if cluster:
         return RedisCluster.from_url(url, **kwargs)
+    # Clients made by from_url don't retry by default: after a server restart, the first
+    # command on each pooled (dead) connection would fail. Every script is safe to retry.
+    kwargs.setdefault("retry", Retry(ExponentialWithJitterBackoff(base=0.01, cap=0.5), 3))
     return aredis.Redis.from_url(url, **kwargs)
 
 

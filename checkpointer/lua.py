@@ -313,8 +313,9 @@ for _, m in ipairs(all) do
     -- Its parent is gone: keep it as a checkpoint without parent.
     local rest = string.sub(m, #h[1] + #h[2] + #h[3] + 4)
     local orphan = h[1] .. SEP .. h[2] .. SEP .. SEP .. rest
-    redis.call("ZREM", KEYS[1], m)
+    -- Add before removing: an emptied key would vanish, and come back without its TTL.
     redis.call("ZADD", KEYS[1], 0, orphan)
+    redis.call("ZREM", KEYS[1], m)
     kept[#kept + 1] = orphan
   else
     kept[#kept + 1] = m

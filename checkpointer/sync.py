@@ -16,8 +16,10 @@ from langgraph.checkpoint.base import (
     CheckpointTuple,
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
+from redis.backoff import ExponentialWithJitterBackoff
 from redis.cluster import RedisCluster
 from redis.exceptions import NoScriptError
+from redis.retry import Retry
 
 from checkpointer import plans
 from checkpointer.base import TTL, RedisSaverBase
@@ -110,6 +112,9 @@ def connect(url: str, *, cluster: bool | None = None, **kwargs: Any) -> SyncClie
             probe.close()
     if cluster:
         return RedisCluster.from_url(url, **kwargs)
+    # Clients made by from_url don't retry by default: after a server restart, the first
+    # command on each pooled (dead) connection would fail. Every script is safe to retry.
+    kwargs.setdefault("retry", Retry(ExponentialWithJitterBackoff(base=0.01, cap=0.5), 3))
     return redis.Redis.from_url(url, **kwargs)
 
 
