@@ -1,18 +1,25 @@
-"""Hybrid retrieval: dense + lexical legs, weighted RRF, absolute relevance, optional reranking.
+"""Hybrid retrieval: dense + lexical legs, weighted RRF, then a reranking stage.
 
 One query:
-1. the lexical leg (tantivy BM25) and the dense leg (embed the query, Qdrant cosine search) run
+1. the lexical leg (tantivy BM25) and the dense leg (embed the query, Qdrant search) run
    concurrently, each returning ``leg_k`` chunks (a leg whose weight is 0 is not run at all);
 2. weighted RRF fuses the two chunk rankings (`tools.hybrid.weighted_rrf`); with
    ``distinct_documents`` only each document's best chunk is kept;
-3. the best ``fetch_k`` candidates get their payload (and vector) in one Qdrant call and an
-   absolute ``relevance``: ``lambda * dense_relevance + (1 - lambda) * lexical_coverage`` where
-   ``dense_relevance`` maps the cosine similarity linearly from [floor, ceiling] to [0, 1] and
-   ``lexical_coverage`` is the idf-weighted share of the query's terms that the chunk contains;
-4. with reranking, a cross-encoder reorders the candidates; then the best ``top_k`` are returned.
+3. the best ``fetch_k`` fused candidates (the *head*) get an absolute ``relevance`` in 0..1:
+   ``lambda * dense_relevance + (1 - lambda) * lexical_coverage``, where ``dense_relevance``
+   maps the cosine similarity linearly from [floor, ceiling] to [0, 1] and
+   ``lexical_coverage`` is the idf-weighted share of the query's terms the chunk contains;
+4. the head is reranked: by the cross-encoder when ``rerank`` is on, otherwise (hybrid only,
+   ``0 < lambda < 1``) by ``relevance`` -- the model-free reranker; ties keep the RRF order.
+   At lambda 0 or 1 there is nothing to fuse and the leg's own order is kept;
+5. the first ``top_k`` hits are returned (when ``top_k > fetch_k`` the rest follow in RRF
+   order, with ``relevance`` None: only the head is scored).
 
-RRF orders well but its value is rank-based (the first hit of ANY query scores high), so graders
-threshold the absolute ``relevance`` (or the reranker's score) instead; `SearchHit` has both.
+Why a score stage after RRF: RRF only sees ranks, so a chunk that one leg ranks far above
+everything else gets no more credit than a close call. Ordering the head by the absolute
+evidence of both legs fixes that (on SciFact: nDCG@10 0.708 with RRF alone, see the bench),
+and the same number is what graders threshold, since RRF's rank-based value is high for the
+first hit of ANY query.
 """
 
 from __future__ import annotations
@@ -84,6 +91,7 @@ class HybridRetriever:
         fetch_k: int = 15,
         top_k: int = 4,
         rerank: bool = False,
+        score_rerank: bool = True,
         distinct_documents: bool = False,
         leg_k: int | None = None,
     ) -> SearchResult:
@@ -93,8 +101,7 @@ class HybridRetriever:
         lam = check_lambda(lambda_mult)
         if top_k < 1 or fetch_k < 1:
             raise ValueError(f"top_k and fetch_k must be >= 1 (got {top_k}, {fetch_k})")
-        fetch_k = max(fetch_k, top_k)
-        depth = leg_k if leg_k is not None else max(2 * fetch_k, 50)
+        depth = leg_k if leg_k is not None else max(2 * max(fetch_k, top_k), 50)
         started = time.perf_counter()
         timings: dict[str, float] = {}
 
@@ -121,16 +128,17 @@ class HybridRetriever:
             for item in fused:  # fused is best-first: keep each document's first chunk
                 best.setdefault(doc_of[item.key], item)
             fused = list(best.values())
-        candidates = fused[: (fetch_k if rerank else top_k)]
+        candidates = fused[: max(fetch_k, top_k)]
 
         t0 = time.perf_counter()
         hits = await asyncio.to_thread(
-            self._materialise, query, lam, candidates, dense_hits, lexical_hits, qvec
+            self._materialise, query, lam, candidates, fetch_k, dense_hits, lexical_hits, qvec
         )
         timings["fetch_ms"] = (time.perf_counter() - t0) * 1000
+        head, tail = hits[:fetch_k], hits[fetch_k:]
 
-        reranked = False
-        if rerank and hits:
+        ordering = "rrf"
+        if rerank and head:
             if self._reranker is None:
                 raise ValueError(
                     "reranking was asked for but no reranker is configured; set ENABLE_RERANKING "
@@ -138,13 +146,16 @@ class HybridRetriever:
                 )
             t0 = time.perf_counter()
             reranker = await asyncio.to_thread(self._reranker)
-            scores = await reranker.ascore(query, [lexical_text(h.title, h.text) for h in hits])
-            for hit, score in zip(hits, scores, strict=True):
+            scores = await reranker.ascore(query, [lexical_text(h.title, h.text) for h in head])
+            for hit, score in zip(head, scores, strict=True):
                 hit.rerank_score = score
-            hits.sort(key=lambda h: -(h.rerank_score or 0.0))
+            head.sort(key=lambda h: -(h.rerank_score or 0.0))
             timings["rerank_ms"] = (time.perf_counter() - t0) * 1000
-            reranked = True
-        hits = hits[:top_k]
+            ordering = "cross-encoder"
+        elif score_rerank and 0.0 < lam < 1.0:
+            head.sort(key=lambda h: -(h.relevance or 0.0))  # stable: ties keep the RRF order
+            ordering = "relevance"
+        hits = (head + tail)[:top_k]
         for rank, hit in enumerate(hits, start=1):
             hit.rank = rank
         timings["total_ms"] = (time.perf_counter() - started) * 1000
@@ -154,7 +165,8 @@ class HybridRetriever:
             lambda_mult=lam,
             fetch_k=fetch_k,
             top_k=top_k,
-            reranked=reranked,
+            reranked=ordering == "cross-encoder",
+            ordering=ordering,
             timings_ms={k: round(v, 3) for k, v in timings.items()},
         )
 
@@ -163,41 +175,50 @@ class HybridRetriever:
         query: str,
         lam: float,
         candidates: list[Any],
+        scored: int,
         dense_hits: list[DenseHit],
         lexical_hits: list[LexicalHit],
         qvec: np.ndarray | None,
     ) -> list[SearchHit]:
+        """Hits for the candidates; the first `scored` ones get their relevance."""
         ids = [c.key for c in candidates]
+        head_ids = set(ids[:scored])
         dense_by_id = {h.chunk_id: h for h in dense_hits}
         lexical_by_id = {h.chunk_id: h for h in lexical_hits}
         records = self.vector.fetch_chunks(ids)
-        # Cosine for the candidates the dense leg did not return (lexical-only ones), so every
-        # hit's relevance has both parts; the others already carry their score.
-        missing = [i for i in ids if i not in dense_by_id] if qvec is not None else []
+        # Cosine for the head candidates the dense leg did not return (lexical-only ones), so
+        # every scored hit's relevance has both parts; the others already carry their score.
+        missing = (
+            [i for i in ids if i in head_ids and i not in dense_by_id] if qvec is not None else []
+        )
         vectors = self.vector.fetch_vectors(missing)
-        query_terms = self.lexical.analyze(query) if lam < 1 else []
+        query_terms = set(self.lexical.analyze(query)) if lam < 1 else set()
         idf = self.lexical.idf(query_terms) if query_terms else {}
-        total_idf = sum(idf[t] for t in set(query_terms))
+        total_idf = sum(idf.values())
         hits: list[SearchHit] = []
         for cand in candidates:
-            record = records.get(cand.key)
-            if record is None:  # deleted between the search and now
+            payload = records.get(cand.key)
+            if payload is None:  # deleted between the search and now
                 continue
-            payload = record
             dense = dense_by_id.get(cand.key)
             lexical = lexical_by_id.get(cand.key)
             cosine: float | None = dense.score if dense is not None else None
             if cosine is None and cand.key in vectors and qvec is not None:
                 cosine = float(vectors[cand.key] @ qvec)
-            dense_rel = 0.0
-            if cosine is not None:
-                span = self.dense_ceiling - self.dense_floor
-                dense_rel = min(1.0, max(0.0, (cosine - self.dense_floor) / span))
-            coverage = 0.0
-            if total_idf > 0:
-                chunk = lexical_text(str(payload.get("title", "")), str(payload.get("text", "")))
-                present = set(self.lexical.analyze(chunk))
-                coverage = sum(idf[t] for t in set(query_terms) if t in present) / total_idf
+            relevance: float | None = None
+            if cand.key in head_ids:
+                dense_rel = 0.0
+                if cosine is not None:
+                    span = self.dense_ceiling - self.dense_floor
+                    dense_rel = min(1.0, max(0.0, (cosine - self.dense_floor) / span))
+                coverage = 0.0
+                if total_idf > 0:
+                    chunk = lexical_text(
+                        str(payload.get("title", "")), str(payload.get("text", ""))
+                    )
+                    present = query_terms.intersection(self.lexical.analyze(chunk))
+                    coverage = sum(idf[t] for t in present) / total_idf
+                relevance = round(lam * dense_rel + (1 - lam) * coverage, 6)
             hits.append(
                 SearchHit(
                     chunk_id=cand.key,
@@ -209,7 +230,7 @@ class HybridRetriever:
                     rank=0,
                     fused_score=round(cand.normalised, 6),
                     rrf_score=cand.rrf,
-                    relevance=round(lam * dense_rel + (1 - lam) * coverage, 6),
+                    relevance=relevance,
                     dense_rank=cand.dense_rank,
                     dense_score=cosine,
                     lexical_rank=cand.lexical_rank,

@@ -68,11 +68,14 @@ class KnowledgeStore:
         data_dir: Path | None = None,
         reranker: CrossEncoderReranker | None = None,
         batch_documents: int = 64,
+        score_rerank: bool = True,
     ) -> None:
         """Blocking constructor (loads the model, opens Qdrant); prefer `open()` in async code.
 
         ``qdrant_client`` lets the app share one client (local mode allows one per folder);
-        ``name`` selects the knowledge base (collections ``<name>_chunks``/``<name>_documents``).
+        ``name`` selects the knowledge base (collections ``<name>_chunks``/``<name>_documents``);
+        ``score_rerank`` is the default of `search`'s model-free reranking (proposed setting
+        HYBRID_SCORE_RERANK).
         """
         self.settings = settings
         self.name = name
@@ -101,6 +104,7 @@ class KnowledgeStore:
             chunk_overlap=settings.chunk_overlap,
         )
         self.batch_documents = batch_documents
+        self.score_rerank = score_rerank
         self._write_lock = asyncio.Lock()
 
     @classmethod
@@ -350,14 +354,16 @@ class KnowledgeStore:
         fetch_k: int | None = None,
         top_k: int | None = None,
         rerank: bool | None = None,
+        score_rerank: bool | None = None,
         distinct_documents: bool = False,
         leg_k: int | None = None,
     ) -> SearchResult:
         """Hybrid search (see `agents.knowledge.retriever`).
 
         Defaults come from the settings: ``fetch_k`` = RERANKER_FETCH_K, ``top_k`` =
-        RETRIEVAL_TOP_K, ``rerank`` = ENABLE_RERANKING. ``lambda_mult``: 0 = lexical only,
-        1 = semantic only.
+        RETRIEVAL_TOP_K, ``rerank`` = ENABLE_RERANKING (cross-encoder), ``score_rerank`` =
+        the store's ``score_rerank`` (model-free reranking of hybrid results by relevance).
+        ``lambda_mult``: 0 = lexical only, 1 = semantic only.
         """
         return await self.retriever.search(
             query,
@@ -365,6 +371,7 @@ class KnowledgeStore:
             fetch_k=fetch_k if fetch_k is not None else self.settings.reranker_fetch_k,
             top_k=top_k if top_k is not None else self.settings.retrieval_top_k,
             rerank=self.settings.enable_reranking if rerank is None else rerank,
+            score_rerank=self.score_rerank if score_rerank is None else score_rerank,
             distinct_documents=distinct_documents,
             leg_k=leg_k,
         )

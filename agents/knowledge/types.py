@@ -160,9 +160,11 @@ class SearchHit:
     - ``fused_score``: weighted RRF normalised to 0..1 by its best possible value (rank-based:
       1.0 = first in every weighted leg).
     - ``relevance``: an absolute 0..1 estimate that does not depend on the other hits:
-      ``lambda * dense_relevance + (1 - lambda) * lexical_coverage`` (see the store).
+      ``lambda * dense_relevance + (1 - lambda) * lexical_coverage`` (see the retriever);
+      None for hits beyond ``fetch_k`` (only when ``top_k > fetch_k``).
     - ``rerank_score``: the cross-encoder's sigmoid score, when reranked.
-    - ``score``: what graders threshold: the rerank score when present, else ``relevance``.
+    - ``score``: what graders threshold: the rerank score when present, else ``relevance``
+      (0.0 when neither was computed).
     """
 
     chunk_id: str
@@ -174,7 +176,7 @@ class SearchHit:
     rank: int
     fused_score: float
     rrf_score: float
-    relevance: float
+    relevance: float | None
     dense_rank: int | None = None
     dense_score: float | None = None
     lexical_rank: int | None = None
@@ -186,7 +188,9 @@ class SearchHit:
     @property
     def score(self) -> float:
         """The score a grader thresholds (rerank score if reranked, else relevance)."""
-        return self.rerank_score if self.rerank_score is not None else self.relevance
+        if self.rerank_score is not None:
+            return self.rerank_score
+        return self.relevance if self.relevance is not None else 0.0
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict, including ``score``."""
@@ -197,7 +201,10 @@ class SearchHit:
 
 @dataclass(slots=True)
 class SearchResult:
-    """Hits plus how they were obtained (weights, depths, per-stage timings in ms)."""
+    """Hits plus how they were obtained (weights, depths, per-stage timings in ms).
+
+    ``ordering`` says what ordered the head: ``rrf``, ``relevance`` (the model-free reranker)
+    or ``cross-encoder``."""
 
     query: str
     hits: list[SearchHit]
@@ -205,6 +212,7 @@ class SearchResult:
     fetch_k: int
     top_k: int
     reranked: bool
+    ordering: str = "rrf"
     timings_ms: dict[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -215,6 +223,7 @@ class SearchResult:
             "fetch_k": self.fetch_k,
             "top_k": self.top_k,
             "reranked": self.reranked,
+            "ordering": self.ordering,
             "timings_ms": self.timings_ms,
             "hits": [h.to_dict() for h in self.hits],
         }

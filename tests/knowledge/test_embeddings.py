@@ -108,3 +108,14 @@ def test_ollama_provider_builds_a_normalising_ollama_client() -> None:
     assert isinstance(made, NormalizedEmbeddings)
     assert type(made.inner).__name__ == "OllamaEmbeddings"
     assert made.inner.model == "nomic-embed-text"  # type: ignore[attr-defined]
+
+
+def test_small_inputs_run_on_one_thread_and_restore_the_setting(
+    embedder: SentenceTransformerEmbeddings,
+) -> None:
+    import torch
+
+    before = torch.get_num_threads()
+    embedder.embed_query("a short query")
+    embedder.embed_documents([f"text {i}" for i in range(10)])
+    assert torch.get_num_threads() == before

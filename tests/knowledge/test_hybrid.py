@@ -109,3 +109,24 @@ async def test_bad_search_arguments_name_the_fix(store: KnowledgeStore) -> None:
         await store.search("x", lambda_mult=-0.1)
     with pytest.raises(ValueError, match="top_k and fetch_k must be >= 1"):
         await store.search("x", top_k=0)
+
+
+async def test_hybrid_head_is_reranked_by_relevance_and_the_tail_keeps_rrf_order(
+    store: KnowledgeStore, corpus_dir: Path
+) -> None:
+    await store.ingest_paths([corpus_dir])
+    query = "restore a revoked key from backup"
+    plain = await store.search(query, lambda_mult=0.5, top_k=8, fetch_k=8, score_rerank=False)
+    assert plain.ordering == "rrf"
+    assert [h.rrf_score for h in plain.hits] == sorted(
+        (h.rrf_score for h in plain.hits), reverse=True
+    )
+    ranked = await store.search(query, lambda_mult=0.5, top_k=8, fetch_k=5)
+    assert ranked.ordering == "relevance"
+    head, tail = ranked.hits[:5], ranked.hits[5:]
+    assert {h.chunk_id for h in head} == {h.chunk_id for h in plain.hits[:5]}
+    assert [h.relevance for h in head] == sorted((h.relevance or 0.0 for h in head), reverse=True)
+    assert [h.chunk_id for h in tail] == [h.chunk_id for h in plain.hits[5:8]]
+    assert all(h.relevance is None and h.score == 0.0 for h in tail)
+    extreme = await store.search(query, lambda_mult=1.0, top_k=5, fetch_k=5)
+    assert extreme.ordering == "rrf", "a single leg keeps its own order"
