@@ -59,8 +59,10 @@ def connect_qdrant(url: str | None, api_key: str | None, path: Path) -> QdrantCl
             return QdrantClient(path=str(path), force_disable_check_same_thread=True)
         except RuntimeError as exc:  # "Storage folder ... is already accessed by another instance"
             raise VectorStoreError(
-                f"Qdrant local storage at {path} is in use by another process ({exc}); stop it, "
-                "or set QDRANT_URL to a Qdrant server that several processes can share"
+                f"Qdrant local storage at {path} is already open ({exc}). Local mode allows one "
+                "client per folder: share one client in this process (KnowledgeStore("
+                "qdrant_client=...)), stop the other process, or set QDRANT_URL to a Qdrant "
+                "server that several processes can share"
             ) from exc
     client = QdrantClient(url=url, api_key=api_key, timeout=30)
     try:
