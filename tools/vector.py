@@ -82,8 +82,9 @@ def _match(key: str, value: str) -> models.FieldCondition:
 class VectorIndex:
     """Chunk vectors and the document registry of one knowledge base in Qdrant."""
 
-    def __init__(self, client: QdrantClient, name: str, dimension: int) -> None:
+    def __init__(self, client: QdrantClient, name: str, dimension: int, *, model: str = "") -> None:
         self.client = client
+        self.model = model
         self.chunks = f"{name}_chunks"
         self.documents = f"{name}_documents"
         self.dimension = dimension
@@ -122,7 +123,16 @@ class VectorIndex:
     def _ensure_collections(self) -> None:
         with self._lock:
             if self.client.collection_exists(self.chunks):
-                vectors = self.client.get_collection(self.chunks).config.params.vectors
+                config = self.client.get_collection(self.chunks).config
+                built_with = (config.metadata or {}).get("embedding_model")
+                if self.model and built_with and built_with != self.model:
+                    # Same size is not enough: vectors of two models are not comparable.
+                    raise VectorStoreError(
+                        f"Qdrant collection {self.chunks!r} was built with the embedding model "
+                        f"{built_with!r}, not {self.model!r}: set EMBEDDING_MODEL back, or use "
+                        "another knowledge-base name for the new model and re-ingest"
+                    )
+                vectors = config.params.vectors
                 params = vectors.get(DENSE) if isinstance(vectors, Mapping) else None
                 if params is None or params.size != self.dimension:
                     found = params.size if params is not None else "no 'dense' vector"
@@ -141,6 +151,7 @@ class VectorIndex:
                             size=self.dimension, distance=models.Distance.DOT
                         )
                     },
+                    metadata={"embedding_model": self.model} if self.model else None,
                 )
                 if not self.local:  # payload indexes only exist on a server
                     for key in ("document_id", "version"):

@@ -85,8 +85,14 @@ class KnowledgeStore:
         api_key = settings.qdrant_api_key.get_secret_value() if settings.qdrant_api_key else None
         self._owns_client = qdrant_client is None
         client = qdrant_client or connect_qdrant(settings.qdrant_url, api_key, root / "qdrant")
-        self.vector = VectorIndex(client, name, dimension)
-        self.lexical = LexicalIndex(root / "lexical" / name)
+        model_name = str(getattr(self.embeddings, "model_name", settings.embedding_model))
+        try:
+            self.vector = VectorIndex(client, name, dimension, model=model_name)
+            self.lexical = LexicalIndex(root / "lexical" / name)
+        except BaseException:
+            if self._owns_client:  # release local mode's folder lock before failing
+                client.close()
+            raise
         self._reranker = reranker
         self.retriever = HybridRetriever(
             self.vector,
@@ -99,7 +105,7 @@ class KnowledgeStore:
             self.vector,
             self.lexical,
             self.embeddings,
-            model_name=str(getattr(self.embeddings, "model_name", settings.embedding_model)),
+            model_name=model_name,
             chunk_size=settings.chunk_size,
             chunk_overlap=settings.chunk_overlap,
         )

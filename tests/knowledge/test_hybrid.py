@@ -94,10 +94,10 @@ async def test_hybrid_hits_carry_per_leg_evidence_and_bounded_scores(
     assert top.lexical_score is not None and top.dense_score is not None
     assert [h.rank for h in result.hits] == list(range(1, len(result.hits) + 1))
     for hit in result.hits:
-        assert 0.0 <= hit.fused_score <= 1.0 and 0.0 <= hit.relevance <= 1.0
-        assert hit.score == hit.relevance
+        assert 0.0 <= hit.fused_score <= 1.0 and 0.0 <= hit.score <= 1.0
+        assert hit.relevance is not None and hit.score == hit.relevance
     unrelated = await store.search("quantum chromodynamics gluon", lambda_mult=0.5, top_k=4)
-    assert max(h.relevance for h in unrelated.hits) < top.relevance
+    assert max(h.score for h in unrelated.hits) < top.score
     distinct = await store.search("keys", lambda_mult=0.5, top_k=4, distinct_documents=True)
     assert len({h.document_id for h in distinct.hits}) == len(distinct.hits)
 

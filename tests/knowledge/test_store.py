@@ -14,6 +14,7 @@ from agents.embeddings import SentenceTransformerEmbeddings
 from agents.knowledge.store import KnowledgeStore
 from agents.knowledge.types import IngestProgress
 from config import Settings
+from tools.vector import VectorStoreError
 
 
 async def consistent(store: KnowledgeStore) -> dict[str, int]:
@@ -245,3 +246,17 @@ async def test_reopening_keeps_everything(
         assert "Backups" in await titles_found(reopened, "pg_restore")
     finally:
         await reopened.close()
+
+
+async def test_opening_with_another_embedding_model_is_refused(
+    make_settings: Callable[..., Settings],
+    embedder: SentenceTransformerEmbeddings,
+    corpus_dir: Path,
+) -> None:
+    store = await KnowledgeStore.open(make_settings(), embeddings=embedder, name="kb")
+    await store.ingest_paths([corpus_dir])
+    await store.close()
+    other = ExplodingEmbeddings(embedder)
+    other.model_name = "another-384-dim-model"  # same vector size, different space
+    with pytest.raises(VectorStoreError, match="built with the embedding model"):
+        await KnowledgeStore.open(make_settings(), embeddings=other, name="kb")
