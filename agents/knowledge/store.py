@@ -304,8 +304,9 @@ class KnowledgeStore:
         """
 
         def run() -> dict[str, int]:
-            registry = {i: str(p.get("version", "")) for i, p in self.vector.iter_documents()}
-            expected = sum(int(p.get("chunk_count", 0)) for _, p in self.vector.iter_documents())
+            rows = dict(self.vector.iter_documents())
+            registry = {doc_id: str(row.get("version", "")) for doc_id, row in rows.items()}
+            expected = sum(int(row.get("chunk_count", 0)) for row in rows.values())
             if only_if_inconsistent and (
                 self.vector.count_chunks() == expected == self.lexical.count()
             ):

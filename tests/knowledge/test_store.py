@@ -260,3 +260,25 @@ async def test_opening_with_another_embedding_model_is_refused(
     other.model_name = "another-384-dim-model"  # same vector size, different space
     with pytest.raises(VectorStoreError, match="built with the embedding model"):
         await KnowledgeStore.open(make_settings(), embeddings=other, name="kb")
+
+
+async def test_sync_removes_chunks_left_by_an_interrupted_replace(
+    store: KnowledgeStore, corpus_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await store.ingest_paths([corpus_dir])
+
+    def crash(*args: Any) -> None:
+        raise ConnectionError("qdrant went away")
+
+    monkeypatch.setattr(store.vector, "delete_other_versions", crash)
+    (corpus_dir / "errors.txt").write_text("Error E3003 means the disk is full.\n")
+    report = await store.ingest_paths([corpus_dir / "errors.txt"])
+    assert report.replaced == 1, "the new version is committed even if cleanup fails"
+    monkeypatch.undo()
+    stats = await store.stats()
+    registered = sum(d.chunk_count for d in await store.list_documents())
+    assert stats["chunks"] > registered, "the old version's chunks are still there"
+    fixed = await store.sync()
+    assert fixed["stale_chunks"] == 1
+    await consistent(store)
+    assert "errors" in await titles_found(store, "E3003 disk full")
