@@ -23,6 +23,7 @@ from redis.exceptions import NoScriptError
 
 from checkpointer import plans
 from checkpointer.base import TTL, RedisSaverBase
+from checkpointer.combine import WriteCombiner
 from checkpointer.errors import (
     UNREACHABLE,
     check_client,
@@ -143,11 +144,14 @@ class AsyncRedisSaver(RedisSaverBase):
         ttl: TTL = None,
         key_prefix: str = DEFAULT_PREFIX,
         cache_threads: int = 128,
+        write_delay: float = 0.001,
     ) -> None:
         super().__init__(serde=serde, ttl=ttl, key_prefix=key_prefix, cache_threads=cache_threads)
         check_client(client)
         self.client = client
+        self._ctx.cluster = isinstance(client, RedisCluster)
         self._exec = AsyncExecutor(client)
+        self._writes = WriteCombiner(self._send_writes, write_delay)
         try:
             self.loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
         except RuntimeError:
@@ -211,10 +215,21 @@ class AsyncRedisSaver(RedisSaverBase):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
-        """See `RedisSaver.put`."""
-        return await self._exec.run(
-            plans.put(self.context(), config, checkpoint, metadata, new_versions)
+        """See `RedisSaver.put`. Writes parked for the thread are stored in the same call."""
+        parked = self._writes.take(config["configurable"]["thread_id"])
+        plan = plans.put(
+            self.context(), config, checkpoint, metadata, new_versions,
+            parked.encoded if parked else (),
         )
+        try:
+            stored = await self._exec.run(plan)
+        except BaseException as exc:
+            if parked is not None:
+                parked.fail(exc)
+            raise
+        if parked is not None:
+            parked.done()
+        return stored
 
     async def aput_writes(
         self,
@@ -223,23 +238,39 @@ class AsyncRedisSaver(RedisSaverBase):
         task_id: str,
         task_path: str = "",
     ) -> None:
-        """See `RedisSaver.put_writes`."""
-        await self._exec.run(plans.put_writes(self.context(), config, writes, task_id, task_path))
+        """See `RedisSaver.put_writes`. Returns once stored; the writes wait up to
+        `write_delay` seconds to be stored with the thread's next checkpoint (see
+        `checkpointer.combine`)."""
+        encoded = plans.encode_writes(self.context(), config, writes, task_id, task_path)
+        if not encoded:
+            return
+        thread_id = config["configurable"]["thread_id"]
+        if self._writes.delay > 0:
+            await self._writes.add(thread_id, encoded)
+        else:
+            await self._send_writes(thread_id, encoded)
+
+    async def _send_writes(self, thread_id: Any, encoded: list[Any]) -> None:
+        await self._exec.run(plans.put_writes(self.context(), thread_id, encoded))
 
     async def adelete_thread(self, thread_id: str) -> None:
         """See `RedisSaver.delete_thread`."""
+        await self._writes.flush()
         await self._exec.run(plans.delete_threads(self.context(), [thread_id]))
 
     async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
         """See `RedisSaver.delete_for_runs`."""
+        await self._writes.flush()
         await self._exec.run(plans.delete_for_runs(self.context(), run_ids))
 
     async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         """See `RedisSaver.copy_thread`."""
+        await self._writes.flush()
         await self._exec.run(plans.copy_thread(self.context(), source_thread_id, target_thread_id))
 
     async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
         """See `RedisSaver.prune`."""
+        await self._writes.flush()
         await self._exec.run(plans.prune(self.context(), thread_ids, strategy))
 
     # Sync API: only from a thread other than the event loop's (the loop would deadlock).

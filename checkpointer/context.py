@@ -6,13 +6,14 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import CheckpointTuple, PendingWrite, writes_sort_key
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
-from checkpointer.lists import ElementRegistry, Location
+from checkpointer.keys import SEP
+from checkpointer.lists import ElementData, ElementRegistry, Hints, KnownList, Location
 from checkpointer.records import (
     LIST,
     VALUE,
@@ -62,6 +63,8 @@ class Context:
     serde: SerializerProtocol
     ttl_ms: int = 0
     refresh_on_read: bool = False
+    #: A Redis Cluster client: no script may touch keys of two slots.
+    cluster: bool = False
     elements: ElementRegistry = field(default_factory=ElementRegistry)
     runs: RunIndexCache = field(default_factory=RunIndexCache)
 
@@ -88,14 +91,19 @@ def read_tuple(
     replies: Iterator[Any],
     *,
     token: bytes | None = None,
+    skipped: Hints | None = None,
 ) -> CheckpointTuple:
     """Decode a checkpoint from the load output that follows its member in a script reply.
 
-    With `token`, the list elements read are registered so the next put can reference them.
+    With `token`, the list elements read are registered so the next put can reference them;
+    `skipped` are the element positions the script left out (the registry has their bytes).
     """
     serde = ctx.serde
     values: dict[str, Any] = {}
     located: list[Location] = []
+    lists: list[tuple[bytes, KnownList]] = []
+    data: list[ElementData] = []
+    skipped = skipped or {}
     for channel, _version in record.versions:
         raw = next(replies)
         if raw is None:
@@ -105,28 +113,42 @@ def read_tuple(
             values[channel] = serde.loads_typed(untyped(raw[1:]))
         elif kind == LIST:
             items: list[Any] = []
-            for log, start, end in parse_segments(raw):
+            segments = parse_segments(raw)
+            for log, start, end in segments:
+                known_below, known = skipped.get(log, (0, []))
                 for pos in range(start, end):
-                    element = next(replies)
-                    if element is None:
-                        raise CorruptThreadError(
-                            f"thread {thread_id!r}: channel {channel!r} of checkpoint "
-                            f"{record.checkpoint_id!r} lacks list element {log}{pos}; the "
-                            "thread's keys were changed outside the saver (e.g. evicted by "
-                            "maxmemory: use maxmemory-policy noeviction or volatile-*)"
-                        )
-                    item = serde.loads_typed(untyped(element))
+                    if pos < known_below:
+                        element = known[pos]
+                    else:
+                        element = next(replies)
+                        if element is None:
+                            raise CorruptThreadError(
+                                f"thread {thread_id!r}: channel {channel!r} of checkpoint "
+                                f"{record.checkpoint_id!r} lacks list element {log}{pos}; the "
+                                "thread's keys were changed outside the saver (e.g. evicted by "
+                                "maxmemory: use maxmemory-policy noeviction or volatile-*)"
+                            )
+                        data.append((log, pos, element))
+                    item = serde.loads_typed(untyped(cast(bytes, element)))
                     items.append(item)
                     located.append((item, log, pos))
             values[channel] = items
+            key = record.ns.encode() + SEP + channel.encode()
+            lists.append((key, KnownList(tuple(items), tuple(segments))))
     writes = [decode_write(next(replies)) for _ in range(int(next(replies)))]
     writes.sort(key=lambda w: writes_sort_key(w.task_path, w.task_id, w.idx))
     pending: list[PendingWrite] = [
         (w.task_id, w.channel, serde.loads_typed(w.value)) for w in writes
     ]
     if token is not None and located:
-        ctx.elements.learn(str(thread_id), token, located)
+        ctx.elements.learn(str(thread_id), token, located, lists, data)
     checkpoint = serde.loads_typed(record.checkpoint)
+    # The body holds only the versions that are not strings; the record has them all.
+    overrides = checkpoint.pop("channel_versions", {})
+    checkpoint["id"] = record.checkpoint_id
+    checkpoint["channel_versions"] = {
+        channel: overrides.get(channel, version) for channel, version in record.versions
+    }
     checkpoint["channel_values"] = values
     return CheckpointTuple(
         config=checkpoint_config(thread_id, record.ns, record.checkpoint_id),

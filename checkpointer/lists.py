@@ -21,10 +21,16 @@ deletes elements (prune, delete_for_runs) replaces it, and a put that references
 sends the token it learnt; the put script refuses a stale token and the saver replans the put
 with every element new. Log ids are random per registry entry, so two writers never share a log;
 the put script still refuses to overwrite an existing element field.
+
+The registry also keeps the serialized bytes of the elements it knows (elements are write-once),
+so `get_tuple` tells the script which leading positions of each log it already has (under the
+same token) and receives only the others: a long conversation is not re-sent at every turn. The
+values are still deserialized afresh from those bytes, never shared between reads.
 """
 
 from __future__ import annotations
 
+import operator
 import secrets
 import threading
 from collections import OrderedDict
@@ -35,6 +41,7 @@ from typing import Any
 from checkpointer.records import Segment, Typed, element_field, list_record, typed, value_record
 
 Location = tuple[Any, str, int]  # (element object, log id, position)
+ListKey = bytes  # ns \0 channel
 
 
 def new_log() -> str:
@@ -46,11 +53,48 @@ def new_token() -> bytes:
 
 
 @dataclass(slots=True)
+class KnownList:
+    """A list value stored or read, with the ranges it is made of."""
+
+    items: tuple[Any, ...]
+    segments: tuple[Segment, ...]
+
+
+@dataclass(slots=True)
+class LogData:
+    """Serialized elements of one log known to the registry, by position."""
+
+    items: list[bytes | None] = field(default_factory=list)
+    upto: int = 0  # every position below is known
+
+    def add(self, position: int, data: bytes) -> None:
+        items = self.items
+        if position >= len(items):
+            items.extend([None] * (position + 1 - len(items)))
+        items[position] = data
+        while self.upto < len(items) and items[self.upto] is not None:
+            self.upto += 1
+
+
+@dataclass(slots=True)
 class _ThreadElements:
     token: bytes | None
     log: str
     next_pos: int = 0
     locations: dict[int, Location] = field(default_factory=dict)
+    lists: dict[ListKey, KnownList] = field(default_factory=dict)
+    data: dict[str, LogData] = field(default_factory=dict)
+    data_count: int = 0
+
+    def forget(self) -> None:
+        self.locations, self.lists, self.data, self.data_count = {}, {}, {}, 0
+        self.log, self.next_pos = new_log(), 0
+
+
+#: (log id, position, serialized element) of elements just stored or read.
+ElementData = tuple[str, int, bytes]
+#: What a reader may skip: per log, (positions known below, their bytes).
+Hints = dict[str, tuple[int, list[bytes | None]]]
 
 
 @dataclass(slots=True)
@@ -63,7 +107,8 @@ class ListPlan:
     records: list[tuple[bytes, bytes]]
     elements: list[tuple[bytes, bytes]]
     pending: list[Location]
-    located: list[Location]
+    stored: list[tuple[ListKey, KnownList]]
+    data: list[ElementData]
 
 
 def _max_segments(length: int) -> int:
@@ -97,23 +142,35 @@ class ElementRegistry:
     def plan(
         self,
         thread_id: str,
-        lists: Sequence[tuple[bytes, list[Any]]],
+        lists: Sequence[tuple[bytes, ListKey, list[Any]]],
         dumps: Callable[[Any], Typed],
     ) -> ListPlan:
-        """Match each list's elements against the registry; new ones get fresh positions."""
+        """Match each list's elements against the registry; new ones get fresh positions.
+
+        The common case, a list that extends the last one of its channel, is matched in C
+        (identity of the common prefix) and only the new tail element by element."""
         records: list[tuple[bytes, bytes]] = []
         plain: list[tuple[bytes, list[Any]]] = []
         pending: dict[int, Location] = {}
-        located: list[Location] = []
+        stored: list[tuple[ListKey, KnownList]] = []
         uses_known = False
         with self._lock:
             entry = self._entry(thread_id)
             known = entry.locations if entry.token is not None else {}
-            for blob_field, value in lists:
+            for blob_field, list_key, value in lists:
+                base = entry.lists.get(list_key) if entry.token is not None else None
+                start = 0
                 segments: list[list[Any]] = []
+                if (
+                    base is not None
+                    and len(value) >= len(base.items)
+                    and all(map(operator.is_, value, base.items))
+                ):
+                    start = len(base.items)
+                    segments = [list(segment) for segment in base.segments]
+                    uses_known = uses_known or start > 0
                 fresh: list[int] = []
-                here: list[Location] = []
-                for item in value:
+                for item in value[start:] if start else value:
                     key = id(item)
                     loc = known.get(key)
                     if loc is not None and loc[0] is item:
@@ -124,7 +181,6 @@ class ElementRegistry:
                             loc = pending[key] = (item, entry.log, entry.next_pos)
                             entry.next_pos += 1
                             fresh.append(key)
-                    here.append(loc)
                     last = segments[-1] if segments else None
                     if last is not None and last[0] == loc[1] and last[2] == loc[2]:
                         last[2] += 1
@@ -135,48 +191,68 @@ class ElementRegistry:
                         del pending[key]
                     plain.append((blob_field, value))
                     continue
-                located.extend(here)
-                records.append((blob_field, list_record(_as_segments(segments))))
+                ranges = tuple((log, a, b) for log, a, b in segments)
+                stored.append((list_key, KnownList(tuple(value), ranges)))
+                records.append((blob_field, list_record(ranges)))
             token = entry.token if uses_known and entry.token is not None else b""
         records.extend((blob_field, value_record(dumps(value))) for blob_field, value in plain)
+        data = [(log, pos, typed(dumps(item))) for item, log, pos in pending.values()]
         return ListPlan(
             thread_id=thread_id,
             expected_token=token,
             new_token=new_token(),
             records=records,
-            elements=[
-                (element_field(log, pos), typed(dumps(item)))
-                for item, log, pos in pending.values()
-            ],
+            elements=[(element_field(log, pos), raw) for log, pos, raw in data],
             pending=list(pending.values()),
-            located=located,
+            stored=stored,
+            data=data,
         )
+
+    def hints(self, thread_id: str) -> tuple[bytes, Hints]:
+        """The token and, per log, the leading positions whose bytes a read can skip."""
+        with self._lock:
+            entry = self._threads.get(thread_id)
+            if entry is None or entry.token is None:
+                return b"", {}
+            return entry.token, {
+                log: (known.upto, known.items) for log, known in entry.data.items() if known.upto
+            }
 
     def commit(self, plan: ListPlan, token: bytes) -> None:
         """Register a plan's new elements once the put that stored them succeeded."""
-        self._learn(plan.thread_id, token, plan.pending, plan.located)
+        self.learn(plan.thread_id, token, plan.pending, plan.stored, plan.data)
 
-    def learn(self, thread_id: str, token: bytes, located: list[Location]) -> None:
-        """Register elements just read (with the token the read saw)."""
-        self._learn(thread_id, token, located, located)
-
-    def _learn(
-        self, thread_id: str, token: bytes, new: list[Location], current: list[Location]
+    def learn(
+        self,
+        thread_id: str,
+        token: bytes,
+        located: list[Location],
+        lists: list[tuple[ListKey, KnownList]],
+        data: list[ElementData],
     ) -> None:
+        """Register elements stored or read, valid under `token`."""
         with self._lock:
             entry = self._entry(thread_id)
             if entry.token != token:
                 if entry.token is not None:
                     # Something deleted elements since: forget every position learnt before.
-                    entry.locations = {}
-                    entry.log, entry.next_pos = new_log(), 0
+                    entry.forget()
                 entry.token = token
-            if len(entry.locations) + len(new) > self.max_elements:
-                entry.locations = {}
-                new = current
-            for loc in new:
-                entry.locations[id(loc[0])] = loc
-
-
-def _as_segments(segments: list[list[Any]]) -> list[Segment]:
-    return [(log, start, end) for log, start, end in segments]
+            locations = entry.locations
+            for loc in located:
+                locations[id(loc[0])] = loc
+            entry.lists.update(lists)
+            for log, pos, raw in data:
+                entry.data.setdefault(log, LogData()).add(pos, raw)
+            entry.data_count += len(data)
+            if entry.data_count > self.max_elements:
+                entry.data, entry.data_count = {}, 0
+            if len(locations) > self.max_elements:
+                # Keep what the latest lists use; the rest is what long-gone versions held.
+                kept: dict[int, Location] = {}
+                for known in entry.lists.values():
+                    for item in known.items:
+                        found = locations.get(id(item))
+                        if found is not None and found[0] is item:
+                            kept[id(item)] = found
+                entry.locations = kept

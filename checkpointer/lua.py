@@ -67,9 +67,10 @@ local function element_fields(rec, acc)
   return acc
 end
 
--- Appends a checkpoint's channel records (each list record followed by its elements) and its
--- writes (count, then members) to `out`.
-local function load(out, ns, cid, m)
+-- Appends a checkpoint's channel records, each list record followed by its elements, and its
+-- writes (count, then members) to `out`. `known[log]` = n: the caller has positions < n of that
+-- log already (see GET), so they are left out.
+local function load(out, ns, cid, m, known)
   local _, refs = header(m)
   local fields = {}
   for i = 1, #refs, 2 do fields[#fields + 1] = ns .. SEP .. refs[i] .. SEP .. refs[i + 1] end
@@ -78,7 +79,12 @@ local function load(out, ns, cid, m)
     local rec = recs[i]
     out[#out + 1] = rec
     if rec and string.byte(rec, 1) == 76 then
-      local ef = element_fields(rec, {})
+      local ef = {}
+      for log, a, b in string.gmatch(string.sub(rec, 2), "(%w+),(%d+),(%d+);") do
+        for p = math.max(tonumber(a), known[log] or 0), tonumber(b) - 1 do
+          ef[#ef + 1] = log .. p
+        end
+      end
       local els = chunked("HMGET", KEYS[4], ef, 1, #ef)
       for j = 1, #ef do out[#out + 1] = els[j] end
     end
@@ -91,6 +97,22 @@ end
 local function find(ns, cid)
   return redis.call("ZRANGE", KEYS[1], "[" .. ns .. SEP .. cid .. SEP, upper(ns, cid),
     "BYLEX", "LIMIT", 0, 1)[1]
+end
+
+-- Stores the `n` pending writes given as ARGV triples (write prefix, member, "1" if special)
+-- from ARGV[first]. A regular write keeps the first value stored for its (task, idx); a special
+-- one (error, interrupt...) replaces it.
+local function apply_writes(first, n)
+  for i = first, first + 3 * n - 1, 3 do
+    local p, m = ARGV[i], ARGV[i + 1]
+    local hi = "(" .. string.sub(p, 1, -2) .. "\1"
+    if ARGV[i + 2] == "1" then
+      redis.call("ZREMRANGEBYLEX", KEYS[2], "[" .. p, hi)
+      redis.call("ZADD", KEYS[2], 0, m)
+    elseif #redis.call("ZRANGE", KEYS[2], "[" .. p, hi, "BYLEX", "LIMIT", 0, 1) == 0 then
+      redis.call("ZADD", KEYS[2], 0, m)
+    end
+  end
 end
 
 -- Deletes checkpoint member `m` and its writes.
@@ -151,7 +173,9 @@ class Lua:
         object.__setattr__(self, "sha", hashlib.sha1(source.encode()).hexdigest())
 
 
-# ARGV: ns, checkpoint id ("" = latest), ttl ms to refresh (0 = none).
+# ARGV: ns, checkpoint id ("" = latest), ttl ms to refresh (0 = none), the caller's element
+# token, the element positions it has: "log,n;..." (positions < n; honoured only if the token
+# is the thread's).
 # Reply: {} or {member, token, <load output>}.
 GET = Lua(
     "get",
@@ -165,8 +189,13 @@ else
     "LIMIT", 0, 1)[1]
 end
 if not m then return {} end
-local out = {m, redis.call("HGET", KEYS[4], "tok")}
-load(out, ns, split(m, 2)[2], m)
+local tok = redis.call("HGET", KEYS[4], "tok")
+local known = {}
+if ARGV[4] ~= "" and tok == ARGV[4] then
+  for log, n in string.gmatch(ARGV[5], "(%w+),(%d+);") do known[log] = tonumber(n) end
+end
+local out = {m, tok}
+load(out, ns, split(m, 2)[2], m, known)
 expire(tonumber(ARGV[3]))
 return out
 """,
@@ -182,7 +211,7 @@ for i = 2, #ARGV, 2 do
   local m = find(ARGV[i], ARGV[i + 1])
   if m then
     out[#out + 1] = m
-    load(out, ARGV[i], ARGV[i + 1], m)
+    load(out, ARGV[i], ARGV[i + 1], m, {})
   else
     out[#out + 1] = false
   end
@@ -192,16 +221,24 @@ return out
 """,
 )
 
+# KEYS[5], optional (single-node servers only: it is in another slot): the run index key.
 # ARGV: member prefix, member, ttl ms, expected token ("" = none), token to set if the thread has
-# none, nb, ne, nb (field, record) pairs for b, ne (field, element) pairs for e.
-# Reply: {1, token} stored, or {0, token} refused (stale token or element field taken).
+# none, nb, ne, thread id for the run index, nw, nb (field, record) pairs for b, ne (field,
+# element) pairs for e, nw pending-write triples (see apply_writes; they ride along with the put
+# to save their own round trip).
+# Reply: {1, token} stored, or {0, token} refused (stale token or element field taken): then
+# nothing but the run index is written.
 PUT = Lua(
     "put",
     r"""
+if KEYS[5] then
+  redis.call("SADD", KEYS[5], ARGV[8])
+  if tonumber(ARGV[3]) > 0 then redis.call("PEXPIRE", KEYS[5], ARGV[3]) end
+end
 local tok = redis.call("HGET", KEYS[4], "tok")
 if ARGV[4] ~= "" and tok ~= ARGV[4] then return {0, tok} end
-local nb, ne = tonumber(ARGV[6]), tonumber(ARGV[7])
-local e0 = 8 + 2 * nb
+local nb, ne, nw = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[9])
+local e0 = 10 + 2 * nb
 for i = e0, e0 + 2 * ne - 1, 2 do
   if redis.call("HEXISTS", KEYS[4], ARGV[i]) == 1 then return {0, tok} end
 end
@@ -212,31 +249,22 @@ if ne > 0 then
   end
   chunked("HSET", KEYS[4], ARGV, e0, e0 + 2 * ne - 1)
 end
-chunked("HSET", KEYS[3], ARGV, 8, 7 + 2 * nb)
+chunked("HSET", KEYS[3], ARGV, 10, 9 + 2 * nb)
 local p = ARGV[1]
 redis.call("ZREMRANGEBYLEX", KEYS[1], "[" .. p, "(" .. string.sub(p, 1, -2) .. "\1")
 redis.call("ZADD", KEYS[1], 0, ARGV[2])
+apply_writes(e0 + 2 * ne, nw)
 expire(tonumber(ARGV[3]))
 return {1, tok}
 """,
 )
 
-# ARGV: ttl ms, n, then n (write prefix, member, "1" if special) triples. A regular write keeps
-# the first value stored for its (task, idx); a special one (error, interrupt...) replaces it.
+# ARGV: ttl ms, n, then n pending-write triples (see apply_writes).
 PUT_WRITES = Lua(
     "put_writes",
     r"""
 local n = tonumber(ARGV[2])
-for i = 3, 2 + 3 * n, 3 do
-  local p, m = ARGV[i], ARGV[i + 1]
-  local hi = "(" .. string.sub(p, 1, -2) .. "\1"
-  if ARGV[i + 2] == "1" then
-    redis.call("ZREMRANGEBYLEX", KEYS[2], "[" .. p, hi)
-    redis.call("ZADD", KEYS[2], 0, m)
-  elseif #redis.call("ZRANGE", KEYS[2], "[" .. p, hi, "BYLEX", "LIMIT", 0, 1) == 0 then
-    redis.call("ZADD", KEYS[2], 0, m)
-  end
-end
+apply_writes(3, n)
 expire(tonumber(ARGV[1]))
 return n
 """,

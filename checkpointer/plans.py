@@ -56,12 +56,22 @@ def get_tuple(ctx: Context, config: RunnableConfig) -> Plan[CheckpointTuple | No
     thread_id = conf["thread_id"]
     ns = conf.get("checkpoint_ns", "")
     keys = thread_keys(ctx.prefix, thread_id)
-    args = (check_name("checkpoint_ns", ns), get_checkpoint_id(config) or "", ctx.read_ttl_ms)
+    known_token, known = ctx.elements.hints(keys.thread_id)
+    args = (
+        check_name("checkpoint_ns", ns),
+        get_checkpoint_id(config) or "",
+        ctx.read_ttl_ms,
+        known_token,
+        "".join(f"{log},{upto};" for log, (upto, _data) in known.items()),
+    )
     (reply,) = yield batch(Eval(lua.GET, keys.all, args))
     if not reply:
         return None
     member, token, *rest = reply
-    return read_tuple(ctx, thread_id, decode_checkpoint(member), iter(rest), token=token)
+    skipped = known if known_token and token == known_token else None
+    return read_tuple(
+        ctx, thread_id, decode_checkpoint(member), iter(rest), token=token, skipped=skipped
+    )
 
 
 def put(
@@ -70,7 +80,9 @@ def put(
     checkpoint: Checkpoint,
     metadata: CheckpointMetadata,
     new_versions: ChannelVersions,
+    writes: Sequence[Any] = (),
 ) -> Plan[RunnableConfig]:
+    """Store a checkpoint; `writes` (from `encode_writes`, same thread) are stored with it."""
     serde = ctx.serde
     conf = config["configurable"]
     thread_id = conf["thread_id"]
@@ -78,24 +90,33 @@ def put(
     keys = thread_keys(ctx.prefix, thread_id)
     body: dict[str, Any] = dict(checkpoint)
     values: dict[str, Any] = body.pop("channel_values")
+    # The record carries the id and every version as text (for the scripts): the body keeps
+    # only what text can't say, the versions that are not strings.
+    del body["id"]
+    versions = list(body["channel_versions"].items())
+    body["channel_versions"] = {ch: v for ch, v in versions if not isinstance(v, str)}
     md = get_checkpoint_metadata(config, metadata)
     run_id = "" if md.get("run_id") is None else str(md.get("run_id"))
+    # The run index is written before (or with) the checkpoint, so delete_for_runs never misses
+    # a thread: by the put script itself on a single node, by a script of its own on a cluster.
+    index_keys: tuple[str, ...] = ()
     if run_id and not ctx.runs.known(keys.thread_id, run_id):
-        # Indexed before the checkpoint is stored, so delete_for_runs never misses a thread.
-        rkey = run_key(ctx.prefix, run_id)
-        yield batch(Eval(lua.INDEX_RUN, (rkey,), (keys.thread_id, ctx.ttl_ms)))
-        ctx.runs.add(keys.thread_id, run_id)
+        index_keys = (run_key(ctx.prefix, run_id),)
+        if ctx.cluster:
+            yield batch(Eval(lua.INDEX_RUN, index_keys, (keys.thread_id, ctx.ttl_ms)))
+            ctx.runs.add(keys.thread_id, run_id)
+            index_keys = ()
 
     prefix = checkpoint_prefix(ns, checkpoint["id"])
     ns_bytes = prefix[: prefix.index(SEP)]
     blobs: list[bytes] = []
-    lists: list[tuple[bytes, list[Any]]] = []
+    lists: list[tuple[bytes, bytes, list[Any]]] = []
     for channel, version in new_versions.items():
         field = blob_field(ns_bytes, channel, version)
         if channel not in values:
             blobs += (field, EMPTY_RECORD)
         elif type(values[channel]) is list and values[channel]:
-            lists.append((field, values[channel]))
+            lists.append((field, ns_bytes + SEP + channel.encode(), values[channel]))
         else:
             blobs += (field, value_record(serde.dumps_typed(values[channel])))
     parents = md.get("parents")
@@ -106,7 +127,7 @@ def put(
         run_id=run_id,
         root_id=str(root),
         flags=DELTA_FLAG if "counters_since_delta_snapshot" in md else "",
-        versions=list(body["channel_versions"].items()),
+        versions=versions,
         checkpoint=serde.dumps_typed(body),
         metadata=serde.dumps_typed(md),
     )
@@ -122,11 +143,16 @@ def put(
             plan.new_token if plan else b"",
             (len(blobs) + len(records)) // 2,
             len(elements) // 2,
+            keys.thread_id,
+            len(writes) // 3,
             *blobs,
             *records,
             *elements,
+            *writes,
         )
-        ((stored, token),) = yield batch(Eval(lua.PUT, keys.all, args))
+        ((stored, token),) = yield batch(Eval(lua.PUT, keys.all + index_keys, args))
+        if index_keys:
+            ctx.runs.add(keys.thread_id, run_id)
         if stored:
             if plan is not None:
                 ctx.elements.commit(plan, token)
@@ -140,25 +166,32 @@ def put(
     )
 
 
-def put_writes(
+def encode_writes(
     ctx: Context,
     config: RunnableConfig,
     writes: Sequence[tuple[str, Any]],
     task_id: str,
     task_path: str,
-) -> Plan[None]:
-    if not writes:
-        return
+) -> list[Any]:
+    """A task's writes as the flat (prefix, member, special) triples the scripts store."""
     conf = config["configurable"]
-    keys = thread_keys(ctx.prefix, conf["thread_id"])
     prefix = checkpoint_prefix(conf.get("checkpoint_ns", ""), conf["checkpoint_id"])
-    args: list[Any] = [ctx.ttl_ms, len(writes)]
+    out: list[Any] = []
     for idx, (channel, value) in enumerate(writes):
         write_idx = WRITES_IDX_MAP.get(channel, idx)
         wprefix = write_prefix(prefix, task_id, write_idx)
         member = encode_write(wprefix, channel, task_path, ctx.serde.dumps_typed(value))
-        args += (wprefix, member, b"1" if write_idx < 0 else b"0")
-    yield batch(Eval(lua.PUT_WRITES, keys.all, tuple(args)))
+        out += (wprefix, member, b"1" if write_idx < 0 else b"0")
+    return out
+
+
+def put_writes(ctx: Context, thread_id: Any, encoded: Sequence[Any]) -> Plan[None]:
+    """Store writes encoded by `encode_writes` (any checkpoints of one thread)."""
+    if not encoded:
+        return
+    keys = thread_keys(ctx.prefix, thread_id)
+    args = (ctx.ttl_ms, len(encoded) // 3, *encoded)
+    yield batch(Eval(lua.PUT_WRITES, keys.all, args))
 
 
 def list_checkpoints(

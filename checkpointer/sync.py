@@ -144,6 +144,7 @@ class RedisSaver(RedisSaverBase):
         super().__init__(serde=serde, ttl=ttl, key_prefix=key_prefix, cache_threads=cache_threads)
         check_client(client)
         self.client = client
+        self._ctx.cluster = isinstance(client, RedisCluster)
         self._exec = SyncExecutor(client)
 
     @classmethod
@@ -215,7 +216,9 @@ class RedisSaver(RedisSaverBase):
     ) -> None:
         """Store a task's pending writes; idempotent per (task, index), except the special
         writes (error, interrupt, ...), which replace the previous one."""
-        self._exec.run(plans.put_writes(self.context(), config, writes, task_id, task_path))
+        ctx = self.context()
+        encoded = plans.encode_writes(ctx, config, writes, task_id, task_path)
+        self._exec.run(plans.put_writes(ctx, config["configurable"]["thread_id"], encoded))
 
     def delete_thread(self, thread_id: str) -> None:
         """Delete every checkpoint, write and value of the thread."""
