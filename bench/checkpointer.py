@@ -221,7 +221,8 @@ def report(
           "(serialized size)")
     print(f"{'turns':>5}{'messages':>10}{'message bytes':>15}{'redis bytes':>13}{'redis/msgs':>12}")
     for turn, (stored, msg_bytes, count) in sorted(sizes.items()):
-        print(f"{turn:>5}{count:>10.0f}{msg_bytes:>15,.0f}{stored:>13,.0f}{stored / msg_bytes:>11.2f}x")
+        ratio = stored / msg_bytes
+        print(f"{turn:>5}{count:>10.0f}{msg_bytes:>15,.0f}{stored:>13,.0f}{ratio:>11.2f}x")
     shown = sorted(sizes)
     for a, b in zip(shown, shown[1:], strict=False):
         print(
