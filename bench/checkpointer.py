@@ -26,7 +26,7 @@ import statistics
 import tempfile
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -65,7 +65,7 @@ class Conversation(TypedDict):
 def build_graph() -> StateGraph[Any]:
     builder = StateGraph(Conversation)
 
-    def make_node(index: int) -> Callable[[Conversation], Any]:
+    def make_node(index: int) -> Any:
         async def node(state: Conversation) -> dict[str, Any]:
             turn = sum(isinstance(m, HumanMessage) for m in state["messages"])
             text = f"[stage {index}, turn {turn}] " + TEXT[: 560 + 5 * index]
@@ -121,7 +121,7 @@ async def postgres_saver(base_url: str) -> AsyncIterator[AsyncPostgresSaver]:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
-async def thread_bytes(client: aredis.Redis, prefix: str, thread: str) -> int:
+async def thread_bytes(client: Any, prefix: str, thread: str) -> int:
     total = 0
     for key in thread_keys(prefix, thread).all:
         total += await client.memory_usage(key, samples=0) or 0
@@ -133,9 +133,10 @@ def message_bytes(messages: list[AnyMessage]) -> int:
     return sum(len(serde.dumps_typed(m)[1]) for m in messages)
 
 
-def percentile(values: list[float], q: float) -> float:
-    return statistics.quantiles(values, n=100, method="inclusive")[q - 1] if len(values) > 1 \
-        else values[0]
+def percentile(values: list[float], q: int) -> float:
+    if len(values) < 2:
+        return values[0]
+    return statistics.quantiles(values, n=100, method="inclusive")[q - 1]
 
 
 async def run(threads: int, turns: int) -> None:

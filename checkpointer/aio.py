@@ -21,7 +21,7 @@ from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialWithJitterBackoff
 from redis.exceptions import NoScriptError
 
-from checkpointer import plans
+from checkpointer import maintenance, plans
 from checkpointer.base import TTL, RedisSaverBase
 from checkpointer.combine import WriteCombiner
 from checkpointer.errors import (
@@ -256,22 +256,23 @@ class AsyncRedisSaver(RedisSaverBase):
     async def adelete_thread(self, thread_id: str) -> None:
         """See `RedisSaver.delete_thread`."""
         await self._writes.flush()
-        await self._exec.run(plans.delete_threads(self.context(), [thread_id]))
+        await self._exec.run(maintenance.delete_threads(self.context(), [thread_id]))
 
     async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
         """See `RedisSaver.delete_for_runs`."""
         await self._writes.flush()
-        await self._exec.run(plans.delete_for_runs(self.context(), run_ids))
+        await self._exec.run(maintenance.delete_for_runs(self.context(), run_ids))
 
     async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         """See `RedisSaver.copy_thread`."""
         await self._writes.flush()
-        await self._exec.run(plans.copy_thread(self.context(), source_thread_id, target_thread_id))
+        plan = maintenance.copy_thread(self.context(), source_thread_id, target_thread_id)
+        await self._exec.run(plan)
 
     async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
         """See `RedisSaver.prune`."""
         await self._writes.flush()
-        await self._exec.run(plans.prune(self.context(), thread_ids, strategy))
+        await self._exec.run(maintenance.prune(self.context(), thread_ids, strategy))
 
     # Sync API: only from a thread other than the event loop's (the loop would deadlock).
     def _sync(self, coro: Coroutine[Any, Any, T]) -> T:

@@ -21,7 +21,7 @@ from redis.cluster import RedisCluster
 from redis.exceptions import NoScriptError
 from redis.retry import Retry
 
-from checkpointer import plans
+from checkpointer import maintenance, plans
 from checkpointer.base import TTL, RedisSaverBase
 from checkpointer.errors import (
     UNREACHABLE,
@@ -222,20 +222,20 @@ class RedisSaver(RedisSaverBase):
 
     def delete_thread(self, thread_id: str) -> None:
         """Delete every checkpoint, write and value of the thread."""
-        self._exec.run(plans.delete_threads(self.context(), [thread_id]))
+        self._exec.run(maintenance.delete_threads(self.context(), [thread_id]))
 
     def delete_for_runs(self, run_ids: Sequence[str]) -> None:
         """Delete the checkpoints (and their writes) whose metadata `run_id` is in `run_ids`."""
-        self._exec.run(plans.delete_for_runs(self.context(), run_ids))
+        self._exec.run(maintenance.delete_for_runs(self.context(), run_ids))
 
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         """Copy (merge) all checkpoints and writes of one thread into another."""
-        self._exec.run(plans.copy_thread(self.context(), source_thread_id, target_thread_id))
+        self._exec.run(maintenance.copy_thread(self.context(), source_thread_id, target_thread_id))
 
     def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
         """`keep_latest`: keep each namespace's latest checkpoint (a finished subgraph call's
         namespace goes with the root checkpoint it started from); `delete`: delete the threads."""
-        self._exec.run(plans.prune(self.context(), thread_ids, strategy))
+        self._exec.run(maintenance.prune(self.context(), thread_ids, strategy))
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         return await asyncio.to_thread(self.get_tuple, config)
