@@ -3,6 +3,7 @@ the serializer made them, list channels growing like their elements, options che
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from typing import Any
 
@@ -13,7 +14,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from redis.cluster import key_slot
 
-from checkpointer import AsyncRedisSaver, CorruptThreadError, RedisSaver
+from checkpointer import AsyncRedisSaver, CorruptThreadError, RedisSaver, RedisUnavailableError
 from checkpointer.keys import run_key, thread_keys, thread_of_key
 from checkpointer.records import typed
 from tests.support.servers import RedisServer
@@ -234,3 +235,62 @@ async def test_list_all_threads_and_delete_for_runs(shared_url: str, key_prefix:
         assert sorted(t.metadata["run_id"] for t in left) == ["r2", "r2", "r2"]
         await saver.adelete_thread("a")
         assert len([t async for t in saver.alist(None)]) == 2
+
+
+async def test_parked_writes_ride_with_the_next_put(private_redis: RedisServer) -> None:
+    """aput_writes then aput on one thread: one script call; alone, writes go after the delay."""
+    async with AsyncRedisSaver.from_conn_string(private_redis.url) as saver:
+        base = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
+        first = await saver.aput(base, checkpoint({}, {}), {}, {})
+        await saver.aput_writes(first, [("x", 1)], "warm-up")  # scripts loaded
+        monitor_client = redis.Redis.from_url(private_redis.url)
+        with monitor_client.monitor() as monitor:
+            await saver.client.echo("begin")
+            await asyncio.gather(
+                saver.aput_writes(first, [("a", 1), ("b", 2)], "task-1"),
+                saver.aput_writes(first, [("c", 3)], "task-2"),
+                saver.aput(first, checkpoint({}, {}), {}, {}),
+            )
+            await saver.client.echo("end")
+            calls = []
+            for event in monitor.listen():
+                if event["command"] == "ECHO end":
+                    break
+                if event.get("client_type") != "lua" and event["command"] != "ECHO begin":
+                    calls.append(event["command"].split(" ")[0])
+        monitor_client.close()
+        assert calls == ["EVALSHA"]
+        got = await saver.aget_tuple(first)
+        assert got is not None
+        assert sorted(w[1:] for w in got.pending_writes or []) == [
+            ("a", 1), ("b", 2), ("c", 3), ("x", 1)
+        ]
+
+
+async def test_parked_write_errors_reach_the_caller(private_redis: RedisServer) -> None:
+    async with AsyncRedisSaver.from_conn_string(private_redis.url) as saver:
+        stored = await saver.aput(
+            {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}, checkpoint({}, {}), {}, {}
+        )
+        private_redis.stop()
+        with pytest.raises(RedisUnavailableError):
+            await saver.aput_writes(stored, [("a", 1)], "task")
+        private_redis.start()
+
+
+async def test_async_saver_sync_api_from_another_thread(
+    shared_url: str, key_prefix: str
+) -> None:
+    async with AsyncRedisSaver.from_conn_string(shared_url, key_prefix=key_prefix) as saver:
+        config = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
+        stored = await asyncio.to_thread(
+            saver.put, config, checkpoint({"m": ["a"]}, {"m": "1"}), {}, {"m": "1"}
+        )
+        await asyncio.to_thread(saver.put_writes, stored, [("m", ["b"])], "task")
+        got = await asyncio.to_thread(saver.get_tuple, stored)
+        assert got is not None and got.checkpoint["channel_values"] == {"m": ["a"]}
+        assert got.pending_writes == [("task", "m", ["b"])]
+        listed = await asyncio.to_thread(lambda: list(saver.list(config)))
+        assert [t.config for t in listed] == [got.config]
+        with pytest.raises(asyncio.InvalidStateError, match="async methods"):
+            saver.get_tuple(stored)  # on the event loop's own thread: would deadlock
