@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from langchain_core.runnables import RunnableConfig
-from langgraph.checkpoint.base import CheckpointTuple, PendingWrite, writes_sort_key
+from langgraph.checkpoint.base import Checkpoint, CheckpointTuple, PendingWrite, writes_sort_key
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from checkpointer.keys import SEP
@@ -20,6 +20,7 @@ from checkpointer.records import (
     CheckpointRecord,
     decode_checkpoint,
     decode_write,
+    expand_body,
     parse_segments,
     untyped,
 )
@@ -142,17 +143,11 @@ def read_tuple(
     ]
     if token is not None and located:
         ctx.elements.learn(str(thread_id), token, located, lists, data)
-    checkpoint = serde.loads_typed(record.checkpoint)
-    # The body holds only the versions that are not strings; the record has them all.
-    overrides = checkpoint.pop("channel_versions", {})
-    checkpoint["id"] = record.checkpoint_id
-    checkpoint["channel_versions"] = {
-        channel: overrides.get(channel, version) for channel, version in record.versions
-    }
+    checkpoint = expand_body(serde.loads_typed(record.checkpoint), record)
     checkpoint["channel_values"] = values
     return CheckpointTuple(
         config=checkpoint_config(thread_id, record.ns, record.checkpoint_id),
-        checkpoint=checkpoint,
+        checkpoint=cast(Checkpoint, checkpoint),
         metadata=serde.loads_typed(record.metadata),
         parent_config=(
             checkpoint_config(thread_id, record.ns, record.parent_id)

@@ -39,6 +39,7 @@ from checkpointer.records import (
     DELTA_FLAG,
     EMPTY_RECORD,
     CheckpointRecord,
+    compact_body,
     decode_checkpoint,
     encode_checkpoint,
     encode_write,
@@ -87,13 +88,8 @@ def put(
     thread_id = conf["thread_id"]
     ns = conf.get("checkpoint_ns", "")
     keys = thread_keys(ctx.prefix, thread_id)
-    body: dict[str, Any] = dict(checkpoint)
-    values: dict[str, Any] = body.pop("channel_values")
-    # The record carries the id and every version as text (for the scripts): the body keeps
-    # only what text can't say, the versions that are not strings.
-    del body["id"]
-    versions = list(body["channel_versions"].items())
-    body["channel_versions"] = {ch: v for ch, v in versions if not isinstance(v, str)}
+    values: dict[str, Any] = checkpoint["channel_values"]
+    body, versions = compact_body(checkpoint)
     md = get_checkpoint_metadata(config, metadata)
     run_id = "" if md.get("run_id") is None else str(md.get("run_id"))
     # The run index is written before (or with) the checkpoint, so delete_for_runs never misses

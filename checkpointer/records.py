@@ -19,12 +19,16 @@ Write member of the `w` sorted set::
 
 Channel value in the `b` hash: `V type \\0 bytes` (a value), `E` (the channel is empty at this
 version) or `L log,start,end;...` (a list stored as element ranges, see `lists.py`).
+
+The serialized checkpoint body leaves out what the header already says (`compact_body`): the id
+and the channel versions that are strings (the others come back with their types).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from checkpointer.keys import SEP, check_name, version_text
 
@@ -65,6 +69,25 @@ def parse_segments(record: bytes) -> list[Segment]:
 
 def element_field(log: str, position: int) -> bytes:
     return f"{log}{position}".encode()
+
+
+def compact_body(checkpoint: Mapping[str, Any]) -> tuple[dict[str, Any], list[tuple[str, Any]]]:
+    """What the serialized checkpoint body keeps, and the channel versions (record header).
+
+    The id and the versions are in the record as text, so the body keeps only the versions
+    that are not strings (to give them back with their type)."""
+    body = {k: v for k, v in checkpoint.items() if k not in ("id", "channel_values")}
+    current: dict[str, Any] = dict(body["channel_versions"])
+    body["channel_versions"] = {ch: v for ch, v in current.items() if not isinstance(v, str)}
+    return body, list(current.items())
+
+
+def expand_body(body: dict[str, Any], record: CheckpointRecord) -> dict[str, Any]:
+    """The checkpoint (without values) from a body made by `compact_body` and its record."""
+    overrides = body.pop("channel_versions", {})
+    body["id"] = record.checkpoint_id
+    body["channel_versions"] = {ch: overrides.get(ch, version) for ch, version in record.versions}
+    return body
 
 
 @dataclass(slots=True)
