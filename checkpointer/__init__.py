@@ -16,18 +16,27 @@ Key layout (`keys.py`, `records.py`)
 Lists stored as element ranges (`lists.py`)
     A list-valued channel such as `messages` would otherwise store the whole conversation at
     every step (quadratic growth). Each element is stored once and each version of the list is
-    a small record of element ranges, so a thread's size grows like its messages.
+    a small record of element ranges, so a thread's size grows like its messages. The saver
+    remembers the elements of recently used threads, so a put sends only new elements and
+    `get_tuple` receives only the elements it has not seen (values are still deserialized
+    afresh at each read).
+
+Round trips
+    `get_tuple`, `put` and `put_writes` are one script call each. The async saver goes further:
+    a task's writes wait a millisecond for the step's checkpoint and are stored in the same call
+    (`combine.py`), so a graph step costs one round trip.
 
 Cross-thread operations and Redis Cluster
     Only two operations span threads. `list(None)` finds threads with SCAN on every primary (a
     rare, administrative call; no global index to keep consistent or to expire).
     `delete_for_runs` reads a run index, `<prefix>:run:{<run id>}`, the set of threads where
-    the run saved checkpoints. It lives in the run's slot, not the thread's, so it is written
-    by a separate script just before the run's first checkpoint in a thread (once per thread
-    and run per process): a failure in between leaves an index entry without checkpoints,
-    which `delete_for_runs` tolerates, never checkpoints missing from the index. With a TTL it
-    expires like the threads. `copy_thread` reads the source thread and writes the target in
-    two steps, as the two threads may sit on different nodes.
+    the run saved checkpoints (added once per thread and run per process). It lives in the
+    run's slot, not the thread's: on a single server the put script writes it too, before the
+    checkpoint; on a cluster a separate script writes it just before the put. A failure in
+    between leaves an index entry without checkpoints, which `delete_for_runs` tolerates, never
+    checkpoints missing from the index. With a TTL it expires like the threads (counted from
+    the run's first checkpoint in the thread). `copy_thread` reads the source thread and writes
+    the target in two steps, as the two threads may sit on different nodes.
 
 TTL
     With `ttl`, every script that writes to a thread gives all its keys the same TTL (run

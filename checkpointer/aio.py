@@ -123,10 +123,13 @@ async def connect(url: str, *, cluster: bool | None = None, **kwargs: Any) -> As
 class AsyncRedisSaver(RedisSaverBase):
     """A LangGraph checkpoint saver on plain Redis >= 6.2, Valkey or Redis Cluster (async).
 
-    Build it from a redis-py asyncio client (`decode_responses=False`) or with
+    Build it from a redis-py asyncio client (`decode_responses=False`; give it a `retry`
+    policy, as `from_conn_string` does, so a server restart costs no failed call) or with
     `from_conn_string`. Its sync methods are for other threads (e.g. sync nodes calling
     `graph.get_state`): they run on the saver's event loop. See `checkpointer` for the storage
-    layout and `RedisSaverBase` for the options.
+    layout and `RedisSaverBase` for the options; `write_delay` (seconds, default 0.001) is how
+    long `aput_writes` waits for the thread's next `aput` to carry its writes (0: never waits,
+    see `checkpointer.combine`).
 
     Example:
         ```python

@@ -121,9 +121,10 @@ def connect(url: str, *, cluster: bool | None = None, **kwargs: Any) -> SyncClie
 class RedisSaver(RedisSaverBase):
     """A LangGraph checkpoint saver on plain Redis >= 6.2, Valkey or Redis Cluster (sync).
 
-    Build it from a redis-py client (`decode_responses=False`) or with `from_conn_string`. Its
-    async methods run the sync ones in a worker thread; in async code prefer `AsyncRedisSaver`.
-    See `checkpointer` for the storage layout and `RedisSaverBase` for the options.
+    Build it from a redis-py client (`decode_responses=False`; give it a `retry` policy, as
+    `from_conn_string` does) or with `from_conn_string`. Its async methods run the sync ones in
+    a worker thread; in async code prefer `AsyncRedisSaver`. See `checkpointer` for the storage
+    layout and `RedisSaverBase` for the options.
 
     Example:
         ```python
