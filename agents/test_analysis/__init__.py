@@ -1,6 +1,20 @@
 """Test-analysis agent: the analysis core (parsing, rules, synthesis, enhancement).
 
 Pure, synchronous Python; the graph nodes, REST endpoints and background workers call it.
+Those live in the agent's other modules (imported by name, not re-exported here, so that
+importing the core stays free of LangGraph and FastAPI):
+
+    agent.py       registration, the seven stage nodes and their quality gates, the fan-out
+    state.py       the AnalysisSection of the graph state (plain data) and its reducers
+    planning.py    plan_analysis: mode, files, LLM batches, estimates
+    stages.py      parse_files, check_rules, synthesize_findings, enhance_findings
+    review.py      review_with_llm (one Send task per batch); prompts.py its prompts
+    results.py     assure_quality's result schema and checks; report.py the chat summary
+    filework.py    parse-once, single-flight parsing shared by the stages
+    chat_input.py  test code out of a chat message
+    requests.py    API input processing; api.py the REST router; runs.py graph input/runs
+    jobs.py        background analyses in Redis; worker.py the Redis Streams worker;
+                   lifecycle.py per-process wiring (job store, worker, synchronous graph)
 
 Entry points::
 

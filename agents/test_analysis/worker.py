@@ -52,6 +52,10 @@ return 1
 """
 
 
+#: Consumers idle this long with nothing pending belong to processes that are gone.
+PRUNE_AFTER_MS = 3_600_000
+
+
 def _text(value: Any) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
 
@@ -89,8 +93,23 @@ class AnalysisWorker:
         except ResponseError as exc:
             if "BUSYGROUP" not in str(exc):
                 raise
+        await self._prune_consumers()
         self._loop_task = asyncio.create_task(self._loop(), name=f"analysis-worker {self.name}")
         log.info("analysis worker %s started", self.name)
+
+    async def _prune_consumers(self) -> None:
+        """Forget the consumer names of processes gone for an hour with nothing pending (every
+        process start adds one; a live worker is never idle that long, and one that was would
+        simply be recreated by its next read)."""
+        try:
+            consumers = await self.redis.xinfo_consumers(QUEUE, GROUP)
+            for consumer in consumers:
+                name = _text(consumer.get("name"))
+                if (name != self.name and int(consumer.get("pending", 0)) == 0
+                        and int(consumer.get("idle", 0)) > PRUNE_AFTER_MS):
+                    await self.redis.xgroup_delconsumer(QUEUE, GROUP, name)
+        except RedisError as exc:
+            log.warning("could not prune stale analysis consumers: %s", exc)
 
     async def stop(self) -> None:
         """Stop taking work; hand running analyses over to other workers."""

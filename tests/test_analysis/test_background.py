@@ -135,3 +135,23 @@ def client_events_text(settings: Settings, thread_id: str) -> str:
     """The events of an analysis, read by another API instance (any process can serve them)."""
     with TestClient(create_app(settings)) as other:
         return other.get(f"/analyses/{thread_id}/events").text
+
+
+def test_a_failed_analysis_says_why_and_resume_completes_it(
+    make_settings: Callable[..., Settings], stub_openai: StubOpenAI
+) -> None:
+    recorder = BatchRecorder()
+    stub_openai.responder = recorder
+    stub_openai.fail_next(500, 500)  # the provider is down for the first two calls
+    settings = make_settings(**stub_settings(stub_openai, llm_max_retries=0))
+    with TestClient(create_app(settings)) as client:
+        thread_id = client.post("/analyses", json={
+            "files": synthetic_suite(10, per_file=10), "mode": "hybrid",
+        }).json()["thread_id"]
+        failed = wait_for(client, thread_id, finished)
+        assert failed["status"] == "failed"
+        assert "language model provider failed" in failed["error"]
+        assert client.post(f"/analyses/{thread_id}/resume").status_code == 202
+        done = wait_for(client, thread_id, finished)
+    assert done["status"] == "done" and done["error"] is None and done["attempts"] == 2
+    assert done["result"]["metrics"]["llm_batches"] == 2 and len(recorder.calls) == 2

@@ -1,4 +1,5 @@
-"""Crash recovery with real API processes: SIGKILL mid-analysis, then restart or take-over.
+"""Crash recovery with real API processes: SIGKILL mid-analysis, then restart or take-over
+(and a cancel sent to the process that is not running the analysis).
 
 Each test runs its own redis-server (nothing else can flush it mid-test) and its own stub LLM
 server answering in 200 ms. The suite has 175 tests, so a hybrid analysis has 35 review
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from collections.abc import Set as AbstractSet
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -57,9 +59,9 @@ def api_env(tmp_path: Path, name: str, redis: RedisServer, postgres_url: str,
     }
 
 
-def submit(api: ApiProcess) -> str:
+def submit(api: ApiProcess, folder: str = "tests") -> str:
     response = httpx.post(f"{api.url}/analyses", timeout=30, json={
-        "files": synthetic_suite(BATCHES * 5, per_file=35), "mode": "hybrid"})
+        "files": synthetic_suite(BATCHES * 5, per_file=35, folder=folder), "mode": "hybrid"})
     assert response.status_code == 202, response.text
     return str(response.json()["thread_id"])
 
@@ -79,21 +81,23 @@ def worker_pid(body: dict[str, Any]) -> int:
 
 
 def assert_resumed_without_redoing(
-    done: dict[str, Any], recorder: BatchRecorder, saved: set[str]
+    done: dict[str, Any], recorder: BatchRecorder, saved: set[str],
+    other: AbstractSet[str] = frozenset(),
 ) -> None:
     assert done["status"] == "done", done
     result = done["result"]
     assert result["quality"]["passed"], result["quality"]
-    assert result["metrics"]["llm_batches"] == BATCHES and len(recorder.calls) == BATCHES
+    calls = {b: n for b, n in recorder.calls.items() if b not in other}
+    assert result["metrics"]["llm_batches"] == BATCHES and len(calls) == BATCHES
     assert result["summary"]["by_source"]["llm"] == BATCHES
-    redone_saved = {b: recorder.calls[b] for b in saved if recorder.calls[b] != 1}
+    redone_saved = {b: calls[b] for b in saved if calls[b] != 1}
     assert not redone_saved, f"batches saved before the kill were reviewed again: {redone_saved}"
     # only batches in flight at the kill may have been asked twice
-    redone = [b for b, n in recorder.calls.items() if n > 1]
+    redone = [b for b, n in calls.items() if n > 1]
     assert len(redone) <= 2 * CONCURRENCY, redone
     assert done["attempts"] == 2
-    print(f"\n{len(saved)} of {BATCHES} batches saved at the kill; {recorder.total} review "
-          f"calls in all; redone (in flight at the kill): {len(redone)}")
+    print(f"\n{len(saved)} of {BATCHES} batches saved at the kill; {sum(calls.values())} "
+          f"review calls in all; redone (in flight at the kill): {len(redone)}")
 
 
 def test_a_killed_api_resumes_the_analysis_after_a_restart(
@@ -129,6 +133,20 @@ def test_the_other_api_process_takes_over_when_the_one_running_it_dies(
     with ThreadPoolExecutor(2) as pool:  # both start at once: they load the same models
         list(pool.map(lambda api: api.start(), apis))
     try:
+        # Cancel across processes: sent to the process that does not run the analysis.
+        other = submit(apis[0], folder="other")
+        running = poll(apis[0], other, lambda b: b["batches"]["done"] >= 2)
+        not_holder = next(a for a in apis if a.process and a.process.pid != worker_pid(running))
+        cancel = httpx.post(f"{not_holder.url}/analyses/{other}/cancel", timeout=10)
+        assert cancel.status_code == 202
+        assert poll(not_holder, other, lambda b: b["status"] != "running")["status"] == \
+            "cancelled"
+        time.sleep(0.5)  # requests in flight at the cancel still reach the stub (200 ms)
+        cancelled_calls = set(recorder.calls)
+        time.sleep(1.0)
+        assert set(recorder.calls) == cancelled_calls  # no batch of it was started since
+        assert len(cancelled_calls) < BATCHES
+
         thread_id = submit(apis[0])
         running = poll(apis[0], thread_id, lambda b: b["batches"]["done"] >= SAVED_BEFORE_KILL)
         holder = next(a for a in apis if a.process and a.process.pid == worker_pid(running))
@@ -141,4 +159,4 @@ def test_the_other_api_process_takes_over_when_the_one_running_it_dies(
     finally:
         for api in apis:
             api.stop()
-    assert_resumed_without_redoing(done, recorder, saved)
+    assert_resumed_without_redoing(done, recorder, saved, other=cancelled_calls)
