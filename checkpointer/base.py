@@ -86,10 +86,12 @@ class RedisSaverBase(BaseCheckpointSaver[str]):
         return self._ctx.ttl_ms
 
     def context(self) -> Context:
-        """The plan context, following `self.serde` (`with_allowlist` swaps it on a copy)."""
+        """The plan context, following `self.serde`: `with_allowlist` (called when a graph is
+        compiled) swaps it on a shallow copy, which then gets a context of its own sharing the
+        caches."""
         ctx = self._ctx
         if ctx.serde is not self.serde:
-            ctx = dataclasses.replace(ctx, serde=self.serde)
+            ctx = self._ctx = dataclasses.replace(ctx, serde=self.serde)
         return ctx
 
     def get_next_version(self, current: str | None, channel: None) -> str:

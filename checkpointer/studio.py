@@ -6,8 +6,9 @@
 
 langgraph-api imports `make_saver`, calls it and enters the async context manager it returns
 for the server's lifetime; Studio's runs then persist to Redis like the app's. Settings come
-from the environment / `.env` (see `config.py`): REDIS_URL (default
-redis://127.0.0.1:6379/0), REDIS_CLUSTER, CHECKPOINT_TTL_MINUTES, CHECKPOINT_REFRESH_ON_READ.
+from the environment / `.env` (see `config.py`): REDIS_URL, REDIS_CLUSTER,
+CHECKPOINT_TTL_MINUTES, CHECKPOINT_REFRESH_ON_READ. With REDIS_URL unset, Studio uses the same
+embedded Redis as the API (under DATA_DIR), attaching to it when the API already runs it.
 """
 
 from __future__ import annotations
@@ -17,8 +18,6 @@ from contextlib import asynccontextmanager
 
 from checkpointer.aio import AsyncRedisSaver
 from config import load_settings
-
-DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
 
 
 @asynccontextmanager
@@ -31,9 +30,18 @@ async def make_saver() -> AsyncIterator[AsyncRedisSaver]:
             "default_ttl": settings.checkpoint_ttl_minutes,
             "refresh_on_read": settings.checkpoint_refresh_on_read,
         }
-    async with AsyncRedisSaver.from_conn_string(
-        settings.redis_url or DEFAULT_REDIS_URL,
-        ttl=ttl,
-        cluster=True if settings.redis_cluster else None,
-    ) as saver:
-        yield saver
+    embedded = None
+    url = settings.redis_url
+    if not url:
+        from tools.storage import EmbeddedRedis
+
+        embedded = EmbeddedRedis(settings.data_dir)
+        url = embedded.url
+    try:
+        async with AsyncRedisSaver.from_conn_string(
+            url, ttl=ttl, cluster=True if settings.redis_cluster else None
+        ) as saver:
+            yield saver
+    finally:
+        if embedded is not None:
+            embedded.stop()
