@@ -21,12 +21,11 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from agents.test_analysis.api import router as analysis_router
 from config import Settings, SettingsError, get_settings, load_settings
-from graph.chat_api import router as chat_router
-from graph.quality import METRICS
-from graph.security import CallerDep
-from graph.services import Services
+
+# The graph modules are imported inside `create_app` / `lifespan`, not here: importing them
+# builds Studio's graph from the environment's settings, and `main()` must first check those
+# settings and fail with a clear message instead of a traceback.
 
 log = logging.getLogger("switchyard")
 
@@ -113,6 +112,8 @@ class _TooLarge(Exception):
 
 @asynccontextmanager
 async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+    from graph.services import Services
+
     settings: Settings = app.state.settings
     services = await Services.start(settings)
     app.state.services = services
@@ -130,6 +131,10 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
 
 def create_app(settings: Settings | None = None) -> FastAPI:
     """The Switchyard API, configured by `settings` (default: the environment)."""
+    from agents.test_analysis.api import router as analysis_router
+    from graph.chat_api import router as chat_router
+    from graph.ops_api import router as ops_router
+
     settings = settings or get_settings()
     app = FastAPI(
         title="Switchyard",
@@ -150,41 +155,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             allow_headers=["*"],
         )
 
+    app.include_router(ops_router)
     app.include_router(chat_router)
     app.include_router(analysis_router)
-
-    @app.get("/health", tags=["ops"])
-    async def health(request: Request) -> JSONResponse:
-        """Each dependency's state and latency, and the LLM provider in use (503 if one is down)."""
-        services: Services = request.app.state.services
-        deps = await services.stores.health()
-        healthy = all(d.status == "ok" for d in deps if d.required)
-        body = {
-            "status": "ok" if healthy else "degraded",
-            "dependencies": {d.name: d.as_dict() for d in deps},
-            "llm": services.provider.as_dict(),
-        }
-        return JSONResponse(body, status_code=200 if healthy else 503)
-
-    @app.get("/config", tags=["ops"])
-    async def config(request: Request, who: CallerDep) -> dict[str, Any]:
-        """The effective settings, grouped; secrets and URL passwords redacted."""
-        services: Services = request.app.state.services
-        return {"settings": settings.redacted(), "llm": services.provider.as_dict()}
-
-    @app.get("/metrics", tags=["ops"])
-    async def metrics(request: Request, who: CallerDep) -> dict[str, Any]:
-        """Counters: LLM calls and token usage, LLM cache hits."""
-        services: Services = request.app.state.services
-        cache = services.llm.cache
-        return {
-            "stages": METRICS.snapshot(),
-            "llm": services.llm.usage.snapshot(),
-            "llm_cache": {
-                "hits": getattr(cache, "hits", 0),
-                "misses": getattr(cache, "misses", 0),
-            },
-        }
 
     return app
 

@@ -17,6 +17,7 @@ import time
 from dataclasses import dataclass
 from typing import Annotated
 
+import redis.asyncio as aredis
 from fastapi import Depends, HTTPException, Request, status
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
 from limits import RateLimitItemPerMinute
@@ -88,18 +89,23 @@ class RateLimiter:
         self._item = RateLimitItemPerMinute(per_minute)
 
     @classmethod
-    def for_redis(cls, redis_url: str, per_minute: int, *, cluster: bool = False) -> RateLimiter:
-        scheme, rest = redis_url.split("://", 1)
+    def for_redis(
+        cls, client: aredis.Redis | aredis.RedisCluster, url: str, per_minute: int
+    ) -> RateLimiter:
+        """A limiter on the process's own Redis client (no second connection pool to close)."""
         storage: Storage
-        if cluster:
+        if isinstance(client, aredis.RedisCluster):
+            rest = url.split("://", 1)[1]
             storage = RedisClusterStorage(
                 f"async+redis+cluster://{rest}", implementation="redispy", key_prefix="sy:ratelimit"
             )
         else:
-            # redis:// / rediss:// keep their scheme; a unix socket is "async+redis+unix".
-            target = "redis+unix" if scheme == "unix" else scheme
+            # The URI must parse but is not dialled: connections come from the shared pool.
             storage = RedisStorage(
-                f"async+{target}://{rest}", implementation="redispy", key_prefix="sy:ratelimit"
+                "async+redis://127.0.0.1:6379",
+                implementation="redispy",
+                key_prefix="sy:ratelimit",
+                connection_pool=client.connection_pool,  # type: ignore[arg-type]
             )
         return cls(storage, per_minute)
 

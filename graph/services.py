@@ -68,7 +68,7 @@ class Services:
             llm = LLMFactory(settings, choice, cache=cache)
             set_default_factory(llm)
             limiter = RateLimiter.for_redis(
-                stores.redis_url, settings.rate_limit_per_minute, cluster=settings.redis_cluster
+                stores.redis, stores.redis_url, settings.rate_limit_per_minute
             )
             saver = checkpointer or redis_saver(stores, settings)
             if hasattr(saver, "setup"):

@@ -3,7 +3,7 @@
 - The API compiles it with the Redis saver (`compile_graph(deps, checkpointer=...)`).
 - Studio (`langgraph dev`) loads `graph` from this module: the same graph compiled WITHOUT a
   checkpointer (langgraph-api refuses graphs that carry their own); langgraph.json names our
-  Redis saver for it instead.
+  Redis saver for it instead. It is built at import from the environment's settings.
 
     START -> ingest -> route -> <agent entry> ... -> detect_handoff -> finalize -> END
                          ^                              |
@@ -13,7 +13,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
@@ -112,11 +111,7 @@ def compile_graph(
     return compiled
 
 
-def __getattr__(name: str) -> Any:
-    # `graph` is built on first access, so importing this module (the API does) opens nothing
-    # and reads no settings; `langgraph dev` accesses it by name.
-    if name == "graph":
-        compiled = compile_graph()
-        globals()["graph"] = compiled
-        return compiled
-    raise AttributeError(name)
+#: Studio's graph (`langgraph.json`): compiled WITHOUT a checkpointer, as langgraph-api requires;
+#: its runs persist through the saver langgraph.json names. Building it opens nothing: models,
+#: embeddings and stores are created on first use.
+graph = compile_graph()

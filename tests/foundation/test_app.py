@@ -164,3 +164,17 @@ def test_embedded_defaults_start_persist_and_stop(tmp_path: Path) -> None:
     with TestClient(app) as client:
         assert app.state.services.stores.redis_sync.get("kept") == b"across restarts"
         assert client.get("/health").status_code == 200
+
+
+@pytest.mark.slow
+def test_embedded_redis_stops_after_authenticated_requests(tmp_path: Path) -> None:
+    """The rate limiter shares the app's Redis pool, so nothing keeps the server alive."""
+    settings = Settings(  # type: ignore[call-arg]
+        _env_file=None, data_dir=tmp_path / "data", llm_provider="none", api_keys="k"
+    )
+    app = create_app(settings)
+    with TestClient(app) as client:
+        assert client.get("/config", headers={"X-API-Key": "k"}).status_code == 200
+        assert client.get("/metrics", headers={"X-API-Key": "k"}).status_code == 200
+        redis_pid = app.state.services.stores.embedded[0].pid
+    assert not _alive(redis_pid)
