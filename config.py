@@ -295,6 +295,50 @@ class Settings(BaseSettings):
         description="Largest file accepted for ingestion.",
         json_schema_extra=_group("retrieval"),
     )
+    hybrid_score_rerank: bool = Field(
+        True,
+        description="Reorder the fused hybrid candidates by their absolute relevance (model-free "
+        "reranking; used when the cross-encoder is off).",
+        json_schema_extra=_group("retrieval"),
+    )
+    knowledge_base_name: str = Field(
+        "knowledge",
+        pattern=r"^[a-z0-9][a-z0-9_-]{0,62}$",
+        description="Knowledge base to use: Qdrant collections {name}_chunks and "
+        "{name}_documents, lexical index DATA_DIR/lexical/{name}.",
+        json_schema_extra=_group("retrieval"),
+    )
+    dense_relevance_floor: float = Field(
+        0.15,
+        ge=-1.0,
+        le=1.0,
+        description="Cosine similarity at or below which a chunk counts as unrelated (relevance "
+        "0); tuned for all-MiniLM-L6-v2.",
+        json_schema_extra=_group("retrieval"),
+    )
+    dense_relevance_ceiling: float = Field(
+        0.65,
+        ge=-1.0,
+        le=1.0,
+        description="Cosine similarity at or above which a chunk counts as a clear match "
+        "(relevance 1); must be above DENSE_RELEVANCE_FLOOR.",
+        json_schema_extra=_group("retrieval"),
+    )
+    ingest_batch_documents: int = Field(
+        64,
+        ge=1,
+        le=10_000,
+        description="Documents embedded and written per ingestion batch.",
+        json_schema_extra=_group("retrieval"),
+    )
+
+    @field_validator("dense_relevance_ceiling")
+    @classmethod
+    def _ceiling_above_floor(cls, value: float, info: Any) -> float:
+        floor = info.data.get("dense_relevance_floor")
+        if floor is not None and value <= floor:
+            raise ValueError(f"must be above DENSE_RELEVANCE_FLOOR ({floor})")
+        return value
 
     route_semantic_threshold: float = Field(
         0.35,
