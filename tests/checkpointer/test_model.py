@@ -6,20 +6,23 @@ removals, replacements, equal-but-new copies, repeated small ints, deleted eleme
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import os
+import threading
 import uuid
 from typing import Any
 
 import hypothesis.strategies as st
 import redis
+import redis.asyncio as aredis
 from hypothesis import HealthCheck, settings
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 from langchain_core.messages import AIMessage
 from langgraph.checkpoint.base import CheckpointTuple
 from langgraph.checkpoint.serde.types import ERROR, INTERRUPT, RESUME
 
-from checkpointer import RedisSaver
+from checkpointer import AsyncRedisSaver, RedisSaver
 from tests.checkpointer.conftest import SHARED_URL, delete_prefixed
 from tests.checkpointer.model import ModelSaver
 
@@ -61,7 +64,7 @@ class SaverMachine(RuleBasedStateMachine):
         self.objects: dict[Key, dict[str, Any]] = {}  # the Python values each put was given
         self.counter = 0
 
-    def _new_saver(self) -> RedisSaver:
+    def _new_saver(self) -> Any:
         # A tiny element cache, so threads get evicted and rediscovered.
         return RedisSaver(self.client, key_prefix=self.prefix, cache_threads=2)
 
@@ -267,10 +270,46 @@ class SaverMachine(RuleBasedStateMachine):
             assert got == want
 
 
+_LOOP: asyncio.AbstractEventLoop | None = None
+
+
+def _background_loop() -> asyncio.AbstractEventLoop:
+    """An event loop in a daemon thread, for AsyncRedisSaver's sync API (other threads only)."""
+    global _LOOP
+    if _LOOP is None:
+        _LOOP = asyncio.new_event_loop()
+        threading.Thread(target=_LOOP.run_forever, daemon=True).start()
+    return _LOOP
+
+
+class AsyncSaverMachine(SaverMachine):
+    """The same sequences on AsyncRedisSaver (its parked writes, its own reads), driven through
+    its sync API from the test thread while its event loop runs in another."""
+
+    def _new_saver(self) -> Any:
+        async def make() -> AsyncRedisSaver:
+            client = aredis.Redis.from_url(SHARED_URL)
+            return AsyncRedisSaver(client, key_prefix=self.prefix, cache_threads=2)
+
+        saver = asyncio.run_coroutine_threadsafe(make(), _background_loop()).result()
+        self.__dict__.setdefault("async_clients", []).append(saver.client)
+        return saver
+
+    def teardown(self) -> None:
+        super().teardown()
+        for client in self.__dict__.get("async_clients", []):
+            asyncio.run_coroutine_threadsafe(client.aclose(), _background_loop()).result()
+
+
+EXAMPLES = int(os.environ.get("CHECKPOINTER_MODEL_EXAMPLES", "250"))
 SaverMachine.TestCase.settings = settings(
-    max_examples=int(os.environ.get("CHECKPOINTER_MODEL_EXAMPLES", "250")),
+    max_examples=EXAMPLES,
     stateful_step_count=50,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
 )
+AsyncSaverMachine.TestCase.settings = settings(
+    SaverMachine.TestCase.settings, max_examples=max(1, EXAMPLES // 4)
+)
 test_saver_matches_model = SaverMachine.TestCase
+test_async_saver_matches_model = AsyncSaverMachine.TestCase
