@@ -12,11 +12,12 @@ import asyncio
 import operator
 import re
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langgraph.channels.delta import DeltaChannel
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
@@ -319,10 +320,34 @@ async def time_travel(env: Env, thread_id: str) -> Any:
     )
 
 
+def _extend(state: list[str] | None, writes: Sequence[list[str]]) -> list[str]:
+    return [*(state or []), *(item for write in writes for item in write)]
+
+
+class Journal(TypedDict, total=False):
+    journal: Annotated[list[str], DeltaChannel(_extend, snapshot_frequency=3)]
+
+
+async def delta_channel(env: Env, thread_id: str) -> Any:
+    """A DeltaChannel (beta): values rebuilt from ancestors' writes and periodic snapshots."""
+
+    def note(state: Journal) -> Journal:
+        return {"journal": [f"entry {len(state.get('journal', []))}"]}
+
+    builder = StateGraph(Journal)
+    builder.add_node("note", note)
+    builder.add_edge(START, "note")
+    builder.add_edge("note", END)
+    graph, config, norm = env.run(builder), _config(thread_id), Normalizer()
+    results = [await graph.invoke({"journal": [f"input {turn}"]}, config) for turn in range(5)]
+    return norm({"results": results, "history": await graph.history(config)})
+
+
 SCENARIOS: dict[str, Scenario] = {
     "interrupt_and_resume": interrupt_and_resume,
     "subgraph": subgraph,
     "send_fan_out": send_fan_out,
     "failure_then_resume": failure_then_resume,
     "time_travel": time_travel,
+    "delta_channel": delta_channel,
 }

@@ -74,3 +74,21 @@ async def test_scenarios_on_redis_6_2(mode: Mode, redis_62: RedisServer) -> None
     assert redis.Redis(port=redis_62.port).info("server")["redis_version"].startswith("6.2")
     for name in SCENARIOS:
         await check_scenario(name, mode, redis_62.url)
+
+
+async def test_keep_latest_refuses_delta_channel_threads(shared_url: str, key_prefix: str) -> None:
+    """keep_latest would cut the history a DeltaChannel rebuilds its value from: refused, and
+    nothing is pruned (the other thread of the call neither)."""
+    async with open_saver(shared_url, "async", key_prefix=key_prefix) as saver:
+        await SCENARIOS["delta_channel"](Env(saver, "async"), "delta")
+        await SCENARIOS["send_fan_out"](Env(saver, "async"), "plain")
+        before = {t: [c async for c in saver.alist({"configurable": {"thread_id": t}})]
+                  for t in ("delta", "plain")}
+        assert any("counters_since_delta_snapshot" in c.metadata for c in before["delta"])
+        with pytest.raises(NotImplementedError, match="DeltaChannel"):
+            await saver.aprune(["plain", "delta"], strategy="keep_latest")
+        for thread, tuples in before.items():
+            after = [c async for c in saver.alist({"configurable": {"thread_id": thread}})]
+            assert stored_view(after) == stored_view(tuples)
+        await saver.aprune(["delta"], strategy="delete")
+        assert [c async for c in saver.alist({"configurable": {"thread_id": "delta"}})] == []
