@@ -92,3 +92,30 @@ async def test_keep_latest_refuses_delta_channel_threads(shared_url: str, key_pr
             assert stored_view(after) == stored_view(tuples)
         await saver.aprune(["delta"], strategy="delete")
         assert [c async for c in saver.alist({"configurable": {"thread_id": "delta"}})] == []
+
+
+@pytest.mark.slow
+async def test_cross_thread_operations_on_redis_cluster(redis_cluster: RedisClusterServers) -> None:
+    """list(None) scans every primary; delete_for_runs and copy_thread span slots and nodes."""
+    prefix = f"x{uuid.uuid4().hex[:8]}"
+    async with open_saver(redis_cluster.url, "async", key_prefix=prefix, ttl=10) as saver:
+        threads = [f"t{i}" for i in range(12)]  # spread over the three masters
+        for thread in threads:
+            await SCENARIOS["send_fan_out"](Env(saver, "async"), thread)
+            await saver.aput(
+                {"configurable": {"thread_id": thread, "checkpoint_ns": ""}},
+                {"v": 4, "id": str(uuid.uuid4()), "ts": "", "channel_values": {},
+                 "channel_versions": {}, "versions_seen": {}, "updated_channels": None},
+                {"run_id": "shared-run"},
+                {},
+            )
+        everything = [t async for t in saver.alist(None)]
+        assert {t.config["configurable"]["thread_id"] for t in everything} == set(threads)
+        await saver.adelete_for_runs(["shared-run"])
+        left = [t async for t in saver.alist(None, filter={"run_id": "shared-run"})]
+        assert left == []
+        await saver.acopy_thread("t0", "copy-of-t0")
+        copied = [t async for t in saver.alist({"configurable": {"thread_id": "copy-of-t0"}})]
+        original = [t async for t in saver.alist({"configurable": {"thread_id": "t0"}})]
+        assert stored_view(copied)[0]["values"] == stored_view(original)[0]["values"]
+        assert len(copied) == len(original) > 0
