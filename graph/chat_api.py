@@ -169,9 +169,8 @@ async def chat_stream(request: Request, body: ChatRequest, who: CallerDep) -> Ev
 async def get_session(request: Request, session_id: SessionId, who: CallerDep) -> dict[str, Any]:
     """A session's summary: turns, agents used, times and the last messages."""
     info = await _owned_session(request, session_id, who)
-    snapshot = await _services(request).graph.aget_state(
-        {"configurable": {"thread_id": session_id}}
-    )
+    services = _services(request)
+    snapshot = await services.graph.aget_state({"configurable": {"thread_id": session_id}})
     values = dict(snapshot.values or {})
     messages = values.get("messages", [])
     return {
@@ -182,7 +181,7 @@ async def get_session(request: Request, session_id: SessionId, who: CallerDep) -
         "current_agent": values.get("current_agent"),
         "created_at": values.get("created_at") or info.created_at,
         "updated_at": values.get("updated_at") or info.created_at,
-        "running": bool(snapshot.next),
+        "running": bool(snapshot.next) or await services.sessions.is_running(session_id),
         "last_messages": [_message_view(m) for m in messages[-10:]],
     }
 

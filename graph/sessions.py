@@ -106,6 +106,10 @@ class SessionStore:
     async def delete(self, session_id: str) -> None:
         await self.redis.delete(self._key(session_id))
 
+    async def is_running(self, session_id: str) -> bool:
+        """Whether a turn holds the session's lock right now."""
+        return bool(await self.redis.exists(self._lock_key(session_id)))
+
     def lock(self, session_id: str) -> Lock:
         """The session's run lock (not yet acquired; acquire without blocking)."""
         return self.redis.lock(

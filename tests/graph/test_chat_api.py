@@ -213,9 +213,10 @@ def test_a_client_that_disconnects_does_not_corrupt_the_session(
             if line.startswith("event: route"):
                 break  # hang up mid-turn
     deadline = time.monotonic() + 15
-    while llm_client.get(f"/session/{session}").json()["turns"] < 2:
+    while llm_client.get(f"/session/{session}").json()["running"]:
         assert time.monotonic() < deadline, "the abandoned turn never completed"
         time.sleep(0.1)
+    assert llm_client.get(f"/session/{session}").json()["turns"] == 2
     stub_openai.latency = 0.0
     third = llm_client.post("/chat", json={"message": "thanks, bye", "session_id": session})
     assert third.status_code == 200 and third.json()["turn"] == 3
