@@ -148,14 +148,37 @@ def make_finalize(registry: AgentRegistry) -> Node:
                 f"**{_title(a.get('agent', '?'))}**\n{a['answer']}" for a in answers
             )
             agent = answers[0].get("agent", registry.default)
+        turn = state.get("turn_count", 0) + 1
+        stamp = now_iso()
         return {
             "messages": [AIMessage(content=text, name=agent)],
             "answer": text,
-            "turn_count": state.get("turn_count", 0) + 1,
-            "updated_at": now_iso(),
+            "turn_count": turn,
+            "updated_at": stamp,
+            "agent_contexts": _contexts(state, answers, turn, stamp),
         }
 
     return finalize
+
+
+def _contexts(
+    state: MultiAgentState, answers: list[AgentAnswer], turn: int, stamp: str
+) -> dict[str, dict[str, Any]]:
+    """Per-domain bookkeeping for the agents that answered (merged into `agent_contexts`)."""
+    previous = state.get("agent_contexts") or {}
+    updates: dict[str, dict[str, Any]] = {}
+    for answer in answers:
+        name = answer.get("agent")
+        if not name:
+            continue
+        handled = int(previous.get(name, {}).get("turns_handled", 0)) + 1
+        updates[name] = {
+            "turns_handled": handled,
+            "last_turn": turn,
+            "last_answered_at": stamp,
+            "last_method": answer.get("method"),
+        }
+    return updates
 
 
 def _title(agent: str) -> str:

@@ -87,6 +87,9 @@ async def test_per_turn_fields_reset_each_turn(make_deps: Callable[..., GraphDep
     second = await graph.ainvoke({"messages": [HumanMessage("thanks, hello")]}, _config("r"))
     assert first["turn_count"] == 1 and second["turn_count"] == 2
     assert list(second["agent_answers"]) == ["chat"]
+    assert second["agent_contexts"]["chat"]["turns_handled"] == 2
+    assert second["agent_contexts"]["chat"]["last_turn"] == 2
+    assert second["agent_contexts"]["chat"]["last_method"] == "offline"
     assert set(second["stage_ms"]) == {"ingest", "route", "chat", "detect_handoff", "finalize"}
     assert second["created_at"] == first["created_at"] <= second["updated_at"]
 
