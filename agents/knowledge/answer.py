@@ -90,6 +90,8 @@ def extractive_answer(
         for pos, sentence in enumerate(sentences(hit.text)):
             if len(sentence) > max_sentence_chars or len(words(sentence)) < 3:
                 continue
+            if sentence.startswith("#"):  # a section heading names a topic, it answers nothing
+                continue
             candidates.append((rank, pos, sentence, set(content_terms(sentence))))
     if not query_terms or not candidates:
         return ExtractiveAnswer(NO_ANSWER, [], [], found=False)

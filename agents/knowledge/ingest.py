@@ -242,3 +242,51 @@ class Indexer:
             self.lexical.delete_versions([(p.doc_id, p.version) for p in batch])
         except Exception as exc:
             log.warning("rollback in the lexical index failed: %s", exc)
+
+
+def reconcile(
+    vector: VectorIndex, lexical: LexicalIndex, *, only_if_inconsistent: bool
+) -> dict[str, int]:
+    """Make the chunks and the lexical index agree with the registry (`KnowledgeStore.sync`).
+
+    Removes chunks of unregistered documents or stale versions (left by an interrupted
+    replace), and re-indexes into tantivy whatever it lacks, from the Qdrant payloads.
+    The caller serialises writes.
+    """
+    rows = dict(vector.iter_documents())
+    registry = {doc_id: str(row.get("version", "")) for doc_id, row in rows.items()}
+    expected = sum(int(row.get("chunk_count", 0)) for row in rows.values())
+    if only_if_inconsistent and (vector.count_chunks() == expected == lexical.count()):
+        return {"stale_chunks": 0, "lexical_documents": 0}
+    stale: dict[str, set[str]] = {}
+    by_doc: dict[str, list[Any]] = {}
+    for rec in vector.iter_chunks():
+        payload = rec.payload or {}
+        doc_id = str(payload.get("document_id", ""))
+        version = str(payload.get("version", ""))
+        if registry.get(doc_id) != version:
+            stale.setdefault(doc_id, set()).add(version)
+        else:
+            by_doc.setdefault(doc_id, []).append(rec)
+    for doc_id, versions in stale.items():
+        for version in versions:
+            vector.delete_version(doc_id, version)
+    indexed = lexical.document_versions()
+    missing = [d for d, v in registry.items() if indexed.get(d) != (v, len(by_doc.get(d, [])))]
+    extra = [d for d in indexed if d not in registry]
+    lexical.delete_documents(missing + extra)
+    docs = [
+        LexicalDoc(
+            str(rec.id),
+            doc_id,
+            registry[doc_id],
+            lexical_text(str(rec.payload.get("title", "")), str(rec.payload.get("text", ""))),
+        )
+        for doc_id in missing
+        for rec in by_doc.get(doc_id, [])
+    ]
+    lexical.add(docs)
+    return {
+        "stale_chunks": sum(len(v) for v in stale.values()),
+        "lexical_documents": len(missing),
+    }

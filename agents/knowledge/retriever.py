@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -192,9 +192,7 @@ class HybridRetriever:
             [i for i in ids if i in head_ids and i not in dense_by_id] if qvec is not None else []
         )
         vectors = self.vector.fetch_vectors(missing)
-        query_terms = set(self.lexical.analyze(query)) if lam < 1 else set()
-        idf = self.lexical.idf(query_terms) if query_terms else {}
-        total_idf = sum(idf.values())
+        terms = self._query_terms(query, lam)
         hits: list[SearchHit] = []
         for cand in candidates:
             payload = records.get(cand.key)
@@ -207,18 +205,7 @@ class HybridRetriever:
                 cosine = float(vectors[cand.key] @ qvec)
             relevance: float | None = None
             if cand.key in head_ids:
-                dense_rel = 0.0
-                if cosine is not None:
-                    span = self.dense_ceiling - self.dense_floor
-                    dense_rel = min(1.0, max(0.0, (cosine - self.dense_floor) / span))
-                coverage = 0.0
-                if total_idf > 0:
-                    chunk = lexical_text(
-                        str(payload.get("title", "")), str(payload.get("text", ""))
-                    )
-                    present = query_terms.intersection(self.lexical.analyze(chunk))
-                    coverage = sum(idf[t] for t in present) / total_idf
-                relevance = round(lam * dense_rel + (1 - lam) * coverage, 6)
+                relevance = self._relevance(lam, cosine, payload, terms)
             hits.append(
                 SearchHit(
                     chunk_id=cand.key,
@@ -240,6 +227,50 @@ class HybridRetriever:
                 )
             )
         return hits
+
+    def _query_terms(self, query: str, lam: float) -> dict[str, float]:
+        """The query's index terms with their idf (none when the lexical weight is 0)."""
+        terms = set(self.lexical.analyze(query)) if lam < 1 else set()
+        return self.lexical.idf(terms) if terms else {}
+
+    def _relevance(
+        self, lam: float, cosine: float | None, payload: dict[str, Any], idf: dict[str, float]
+    ) -> float:
+        """``lam * dense_relevance + (1 - lam) * lexical_coverage`` of one chunk (step 3)."""
+        dense_rel = 0.0
+        if cosine is not None:
+            span = self.dense_ceiling - self.dense_floor
+            dense_rel = min(1.0, max(0.0, (cosine - self.dense_floor) / span))
+        coverage = 0.0
+        total_idf = sum(idf.values())
+        if total_idf > 0:
+            chunk = lexical_text(str(payload.get("title", "")), str(payload.get("text", "")))
+            present = set(idf).intersection(self.lexical.analyze(chunk))
+            coverage = sum(idf[t] for t in present) / total_idf
+        return round(lam * dense_rel + (1 - lam) * coverage, 6)
+
+    def relevance_of(
+        self, query: str, chunk_ids: Sequence[str], *, lambda_mult: float
+    ) -> dict[str, float]:
+        """The absolute relevance of stored chunks to `query`, as `search` computes it.
+
+        Lets a grader judge chunks found by a rewritten query against the original question
+        (judging them against the query that found them would confirm any rewrite)."""
+        lam = check_lambda(lambda_mult)
+        ids = list(dict.fromkeys(chunk_ids))
+        records = self.vector.fetch_chunks(ids)
+        qvec = embed_matrix(self.embeddings, [query])[0] if lam > 0 else None
+        vectors = self.vector.fetch_vectors(ids) if qvec is not None else {}
+        terms = self._query_terms(query, lam)
+        return {
+            key: self._relevance(
+                lam,
+                float(vectors[key] @ qvec) if qvec is not None and key in vectors else None,
+                payload,
+                terms,
+            )
+            for key, payload in records.items()
+        }
 
 
 async def _done(value: Any) -> Any:

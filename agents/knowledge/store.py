@@ -27,7 +27,7 @@ from langchain_core.embeddings import Embeddings
 from qdrant_client import QdrantClient
 
 from agents.embeddings import embedding_dimension, get_embeddings
-from agents.knowledge.ingest import Indexer, lexical_text
+from agents.knowledge.ingest import Indexer, lexical_text, reconcile
 from agents.knowledge.loaders import (
     LoadedDocument,
     LoaderError,
@@ -43,9 +43,10 @@ from agents.knowledge.types import (
     IngestProgress,
     IngestReport,
     ProgressCallback,
+    SearchHit,
     SearchResult,
 )
-from tools.lexical import LexicalDoc, LexicalIndex
+from tools.lexical import LexicalIndex
 from tools.rerank import CrossEncoderReranker, get_reranker
 from tools.vector import VectorIndex, connect_qdrant
 
@@ -63,21 +64,22 @@ class KnowledgeStore:
         settings: Settings,
         *,
         embeddings: Embeddings | None = None,
-        name: str = "knowledge",
+        name: str | None = None,
         qdrant_client: QdrantClient | None = None,
         data_dir: Path | None = None,
         reranker: CrossEncoderReranker | None = None,
-        batch_documents: int = 64,
-        score_rerank: bool = True,
+        batch_documents: int | None = None,
+        score_rerank: bool | None = None,
     ) -> None:
         """Blocking constructor (loads the model, opens Qdrant); prefer `open()` in async code.
 
         ``qdrant_client`` lets the app share one client (local mode allows one per folder);
-        ``name`` selects the knowledge base (collections ``<name>_chunks``/``<name>_documents``);
-        ``score_rerank`` is the default of `search`'s model-free reranking (proposed setting
-        HYBRID_SCORE_RERANK).
+        ``name`` selects the knowledge base (collections ``<name>_chunks``/``<name>_documents``,
+        default KNOWLEDGE_BASE_NAME); ``batch_documents`` defaults to INGEST_BATCH_DOCUMENTS;
+        ``score_rerank`` is the default of `search`'s model-free reranking (HYBRID_SCORE_RERANK).
         """
         self.settings = settings
+        name = name if name is not None else settings.knowledge_base_name
         self.name = name
         root = Path(data_dir if data_dir is not None else settings.data_dir)
         self.embeddings = embeddings if embeddings is not None else get_embeddings(settings)
@@ -100,6 +102,8 @@ class KnowledgeStore:
             self.embeddings,
             rrf_k=settings.rrf_k,
             reranker=self._get_reranker,
+            dense_floor=settings.dense_relevance_floor,
+            dense_ceiling=settings.dense_relevance_ceiling,
         )
         self.indexer = Indexer(
             self.vector,
@@ -109,8 +113,10 @@ class KnowledgeStore:
             chunk_size=settings.chunk_size,
             chunk_overlap=settings.chunk_overlap,
         )
-        self.batch_documents = batch_documents
-        self.score_rerank = score_rerank
+        self.batch_documents = (
+            batch_documents if batch_documents is not None else settings.ingest_batch_documents
+        )
+        self.score_rerank = settings.hybrid_score_rerank if score_rerank is None else score_rerank
         self._write_lock = asyncio.Lock()
 
     @classmethod
@@ -123,6 +129,19 @@ class KnowledgeStore:
         store = await asyncio.to_thread(cls, settings, **kwargs)
         if sync:
             await store.sync(only_if_inconsistent=True)
+        return store
+
+    @classmethod
+    def open_blocking(cls, settings: Settings, **kwargs: Any) -> KnowledgeStore:
+        """`open()` for synchronous callers (a worker thread): construct, then repair the
+        lexical index if it disagrees with Qdrant. Nothing else may use the store meanwhile."""
+        store = cls(settings, **kwargs)
+        try:
+            store._sync_now(only_if_inconsistent=True)
+        except BaseException:
+            if store._owns_client:  # release local mode's folder lock before failing
+                store.vector.close()
+            raise
         return store
 
     async def close(self) -> None:
@@ -161,6 +180,21 @@ class KnowledgeStore:
         """Ingest an upload. ``source`` (default ``upload:<name>``) identifies it: uploading the
         same source again skips it when unchanged and replaces it when changed."""
         return await self._ingest([(name, (name, data, source or f"upload:{name}"))], None)
+
+    async def ingest_uploads(
+        self,
+        uploads: Sequence[tuple[str, bytes]],
+        *,
+        progress: ProgressCallback | None = None,
+    ) -> IngestReport:
+        """Ingest several uploads ``(name, data)`` in one call (embedded in shared batches).
+
+        Each is identified by ``upload:<name>`` (see `ingest_bytes`); problems are per upload.
+        """
+        items: list[tuple[str, Any]] = [
+            (name, (name, data, f"upload:{name}")) for name, data in uploads
+        ]
+        return await self._ingest(items, progress)
 
     async def ingest_documents(self, documents: Sequence[LoadedDocument]) -> IngestReport:
         """Ingest already-loaded documents (one pseudo-file per call)."""
@@ -302,54 +336,14 @@ class KnowledgeStore:
         replace), and re-indexes into tantivy whatever it lacks, from the Qdrant payloads.
         Cost: one scan of all chunk payloads. Returns counts of what was fixed.
         """
-
-        def run() -> dict[str, int]:
-            rows = dict(self.vector.iter_documents())
-            registry = {doc_id: str(row.get("version", "")) for doc_id, row in rows.items()}
-            expected = sum(int(row.get("chunk_count", 0)) for row in rows.values())
-            if only_if_inconsistent and (
-                self.vector.count_chunks() == expected == self.lexical.count()
-            ):
-                return {"stale_chunks": 0, "lexical_documents": 0}
-            stale: dict[str, set[str]] = {}
-            by_doc: dict[str, list[Any]] = {}
-            for rec in self.vector.iter_chunks():
-                payload = rec.payload or {}
-                doc_id = str(payload.get("document_id", ""))
-                version = str(payload.get("version", ""))
-                if registry.get(doc_id) != version:
-                    stale.setdefault(doc_id, set()).add(version)
-                else:
-                    by_doc.setdefault(doc_id, []).append(rec)
-            for doc_id, versions in stale.items():
-                for version in versions:
-                    self.vector.delete_version(doc_id, version)
-            indexed = self.lexical.document_versions()
-            missing = [
-                d for d, v in registry.items() if indexed.get(d) != (v, len(by_doc.get(d, [])))
-            ]
-            extra = [d for d in indexed if d not in registry]
-            self.lexical.delete_documents(missing + extra)
-            docs = [
-                LexicalDoc(
-                    str(rec.id),
-                    doc_id,
-                    registry[doc_id],
-                    lexical_text(
-                        str(rec.payload.get("title", "")), str(rec.payload.get("text", ""))
-                    ),
-                )
-                for doc_id in missing
-                for rec in by_doc.get(doc_id, [])
-            ]
-            self.lexical.add(docs)
-            return {
-                "stale_chunks": sum(len(v) for v in stale.values()),
-                "lexical_documents": len(missing),
-            }
-
         async with self._write_lock:
-            return await asyncio.to_thread(run)
+            return await asyncio.to_thread(
+                self._sync_now, only_if_inconsistent=only_if_inconsistent
+            )
+
+    def _sync_now(self, *, only_if_inconsistent: bool) -> dict[str, int]:
+        """The blocking body of `sync` (the caller serialises writes)."""
+        return reconcile(self.vector, self.lexical, only_if_inconsistent=only_if_inconsistent)
 
     # --- search --------------------------------------------------------------------------
 
@@ -382,3 +376,22 @@ class KnowledgeStore:
             distinct_documents=distinct_documents,
             leg_k=leg_k,
         )
+
+    async def relevance(
+        self, query: str, hits: Sequence[SearchHit], *, lambda_mult: float, rerank: bool = False
+    ) -> list[float]:
+        """Scores of `hits` against another `query` (e.g. the original question), on the scale
+        their ``score`` uses: the cross-encoder's with ``rerank``, else the hybrid relevance.
+        A chunk deleted meanwhile scores 0."""
+        if not hits:
+            return []
+        if rerank:
+            reranker = await asyncio.to_thread(self._get_reranker)
+            return await reranker.ascore(query, [lexical_text(h.title, h.text) for h in hits])
+        scores = await asyncio.to_thread(
+            self.retriever.relevance_of,
+            query,
+            [h.chunk_id for h in hits],
+            lambda_mult=lambda_mult,
+        )
+        return [scores.get(h.chunk_id, 0.0) for h in hits]

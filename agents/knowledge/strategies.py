@@ -120,6 +120,44 @@ def evaluate_query(
     return QueryEvaluation(round(value, 4), kind, signals, reasons)
 
 
+_SOURCE_WORDS = (
+    r"(?:(?:uploaded|ingested|stored|saved|own)\s+)?(?:documents?|docs|documentation|files?|notes|"
+    r"knowledge[\s-]?base|kb|sources|handbook|manual|wiki|runbooks?)"
+)
+_OWNER = r"(?:my|our|the|these|those|your|its)\s+"
+_META = re.compile(
+    "|".join(
+        [
+            rf"\b(?:according\s+to|based\s+on|from|in|using|per)\s+(?:{_OWNER})?{_SOURCE_WORDS}\b",
+            rf"\bwhat\s+(?:(?:do|does|did)\s+)?(?:{_OWNER})?{_SOURCE_WORDS}\s+(?:says?|said|"
+            rf"tells?\s+(?:me|us)|mentions?|states?)(?:\s+(?:about|on|regarding))?",
+            rf"\b(?:search|check|look\s+(?:in|through)|find\s+in)\s+(?:{_OWNER})?{_SOURCE_WORDS}"
+            rf"(?:\s+(?:for|about))?",
+            r"\b(?:please\s+)?(?:and\s+)?cite\s+(?:your|the)\s+sources\b",
+            r"\bwith\s+(?:citations|sources)\b",
+        ]
+    ),
+    re.IGNORECASE,
+)
+
+
+def strip_meta(question: str) -> str:
+    """The question without the words that point at the knowledge base itself ("according to
+    my documents", "what do the docs say about", "cite your sources"): they route a message
+    here, but are noise to search with and to grade an answer against. Returns the question
+    unchanged when nothing else would be left."""
+    if _META.search(question) is None:
+        return question.strip()
+    text = _META.sub(" ", question)
+    text = re.sub(r"\s+([,.;:?!])", r"\1", " ".join(text.split()))
+    text = re.sub(r"^[\s,.;:!-]+|[\s,;:-]+$", "", text)
+    text = re.sub(r"([,.;:])(?=[?!.]$)", "", text)
+    text = re.sub(r"([?!])[.]$", r"\1", text).strip()
+    if len(words(text)) < 2:
+        return question.strip()
+    return text[0].upper() + text[1:] if text[0].islower() else text
+
+
 # --- grade_documents -----------------------------------------------------------------------
 
 
@@ -169,24 +207,38 @@ def grade_documents(
     for hit in hits:
         if hit.document_id not in best or hit.score > best[hit.document_id].score:
             best[hit.document_id] = hit
-    grades = sorted(
-        (
-            DocumentGrade(h.chunk_id, h.document_id, h.title, h.score, h.score >= cut)
-            for h in best.values()
-        ),
-        key=lambda g: -g.score,
-    )
-    relevant = [g for g in grades if g.relevant]
+    grades = [
+        DocumentGrade(h.chunk_id, h.document_id, h.title, h.score, h.score >= cut)
+        for h in best.values()
+    ]
+    return judge_grades(grades, threshold=threshold, min_relevant=min_relevant, cut=cut)
+
+
+def judge_grades(
+    grades: Sequence[DocumentGrade],
+    *,
+    threshold: float,
+    min_relevant: int,
+    cut: float | None = None,
+    method: str = "score-threshold",
+) -> DocumentGrading:
+    """The pass rule shared by every grader (score threshold or LLM): at least
+    ``min_relevant`` documents are relevant and their mean score >= ``threshold``.
+
+    ``cut`` is the per-document relevance bar, only used to explain a failure."""
+    ordered = sorted(grades, key=lambda g: -g.score)
+    relevant = [g for g in ordered if g.relevant]
     mean = sum(g.score for g in relevant) / len(relevant) if relevant else 0.0
     passed = len(relevant) >= min_relevant and (not relevant or mean >= threshold)
-    top = f"best {grades[0].score:.2f}" if grades else "nothing retrieved"
+    top = f"best {ordered[0].score:.2f}" if ordered else "nothing retrieved"
     if passed:
         reason = f"{len(relevant)} relevant document(s) (>= {min_relevant}), mean {mean:.2f}"
     elif len(relevant) < min_relevant:
-        reason = f"only {len(relevant)} of {len(grades)} document(s) scored >= {cut:.2f} ({top})"
+        bar = f"scored >= {cut:.2f}" if cut is not None else "were judged relevant"
+        reason = f"only {len(relevant)} of {len(ordered)} document(s) {bar} ({top})"
     else:
         reason = f"mean score {mean:.2f} of the relevant documents is below {threshold:.2f}"
-    return DocumentGrading(passed, grades, len(relevant), round(mean, 6), reason)
+    return DocumentGrading(passed, ordered, len(relevant), round(mean, 6), reason, method)
 
 
 # --- transform_query: pseudo-relevance feedback ---------------------------------------------
@@ -295,4 +347,6 @@ __all__ = [
     "extractive_answer",
     "grade_documents",
     "grade_response",
+    "judge_grades",
+    "strip_meta",
 ]

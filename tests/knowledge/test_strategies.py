@@ -14,6 +14,7 @@ from agents.knowledge.strategies import (
     extractive_answer,
     grade_documents,
     grade_response,
+    strip_meta,
 )
 from agents.knowledge.types import SearchHit
 
@@ -194,3 +195,19 @@ async def test_offline_pipeline_on_the_store(store: KnowledgeStore, corpus_dir: 
     first = await store.search(vague, lambda_mult=evaluate_query(vague).lambda_mult, top_k=4)
     expansion = expand_query(vague, first.hits, feedback_docs=1, idf=store.lexical.idf_of)
     assert "embedding" in expansion.query.lower() or "model" in expansion.query.lower()
+
+
+@pytest.mark.parametrize(
+    ("question", "query"),
+    [
+        ("According to my documents, how long do cats sleep?", "How long do cats sleep?"),
+        ("What do the docs say about restoring a database backup?", "Restoring a database backup?"),
+        ("Search the knowledge base for key rotation", "Key rotation"),
+        ("What does error E1042 mean in our documentation?", "What does error E1042 mean?"),
+        ("Which document explains backups? Cite your sources.", "Which document explains backups?"),
+        ("How long do cats sleep?", "How long do cats sleep?"),
+        ("my documents", "my documents"),  # nothing would be left: kept as asked
+    ],
+)
+def test_words_about_the_knowledge_base_are_not_searched_for(question: str, query: str) -> None:
+    assert strip_meta(question) == query
