@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from langchain_core.embeddings import Embeddings
     from langchain_core.language_models import BaseChatModel
 
+    from agents.knowledge.store import KnowledgeStore
     from agents.models import LLMFactory
 
 
@@ -27,6 +28,7 @@ class GraphDeps:
     settings: Settings
     llm_factory: LLMFactory | None = None
     embeddings_override: Embeddings | None = None
+    knowledge_store: KnowledgeStore | None = None
     extras: dict[str, Any] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -51,3 +53,21 @@ class GraphDeps:
         from agents.embeddings import get_embeddings
 
         return get_embeddings(self.settings)
+
+    def knowledge(self) -> KnowledgeStore:
+        """The knowledge base: the one the API process opened on its shared Qdrant client, or
+        one opened here on first use (Studio, scripts) and kept for the process.
+
+        Blocking the first time (opens Qdrant and the lexical index): call it from a worker
+        thread in async code. Qdrant local mode allows one client per DATA_DIR/qdrant folder,
+        so a second process on the same folder fails here with a message naming the fix.
+        """
+        if self.knowledge_store is None:
+            from agents.knowledge.store import KnowledgeStore
+
+            with self._lock:
+                if self.knowledge_store is None:
+                    self.knowledge_store = KnowledgeStore.open_blocking(
+                        self.settings, embeddings=self.embeddings()
+                    )
+        return self.knowledge_store

@@ -44,9 +44,10 @@ CORE_NODES = ("ingest", "route", HANDOFF, "finalize")
 def default_agents() -> list[AgentFactory]:
     """Every agent Switchyard ships, in registration order (the first is the default)."""
     from agents.chat.agent import chat_agent
+    from agents.knowledge.agent import knowledge_agent
     from agents.test_analysis.agent import analysis_agent
 
-    return [chat_agent, analysis_agent]
+    return [chat_agent, analysis_agent, knowledge_agent]
 
 
 def build_registry(factories: Sequence[AgentFactory] | None = None) -> AgentRegistry:

@@ -1,9 +1,113 @@
-"""The knowledge agent's section of the graph state (its stage nodes fill it in)."""
+"""The knowledge agent's section of the graph state (its stage nodes fill it in).
+
+Every value is plain data (str, numbers, lists, dicts), so the Redis saver checkpoints it as is.
+``evaluate_query``, the agent's first node, resets the whole section at the start of each turn
+(the appending fields with LangGraph's ``Overwrite``, which bypasses their reducer).
+
+The reflection loop reads only counters and verdicts kept here: ``iteration_count`` (retries so
+far, bounded by ``options["max_iterations"]``), ``document_grades["passed"]`` and
+``response_grade["passed"]``.
+"""
 
 from __future__ import annotations
 
-from typing import TypedDict
+from typing import Annotated, Any, TypedDict
+
+#: The agent's registry name (routing, ``agent_answers`` key, ``agent_contexts`` domain).
+AGENT = "knowledge"
+#: The agent's stage nodes, in pipeline order (the names Studio shows).
+STAGES = (
+    "evaluate_query",
+    "retrieve",
+    "grade_documents",
+    "transform_query",
+    "generate_answer",
+    "grade_response",
+)
+
+
+class KnowledgeOptions(TypedDict):
+    """The switches and bounds of this turn: settings, overridden by the run's context."""
+
+    reflection: bool
+    """ENABLE_REFLECTION: master switch of grading, query rewriting and retries."""
+    document_grading: bool
+    """ENABLE_DOCUMENT_GRADING (only with reflection on)."""
+    response_grading: bool
+    """ENABLE_RESPONSE_GRADING (only with reflection on)."""
+    query_transformation: bool
+    """ENABLE_QUERY_TRANSFORMATION (only with reflection on); without it nothing is retried."""
+    reranking: bool
+    """ENABLE_RERANKING: the cross-encoder reorders the fetched candidates."""
+    max_iterations: int
+    """REFLECTION_MAX_ITERATIONS: retries (query rewrites) allowed in one turn."""
+    min_relevant_docs: int
+    """REFLECTION_MIN_RELEVANT_DOCS."""
+    doc_score_threshold: float
+    """REFLECTION_DOC_SCORE_THRESHOLD."""
+    top_k: int
+    """RETRIEVAL_TOP_K: hits given to the answer."""
+    fetch_k: int
+    """RERANKER_FETCH_K: candidates scored (and reranked) before the top-k cut."""
+
+
+class TraceEntry(TypedDict):
+    """One stage run: what it did, in a few words."""
+
+    stage: str
+    """The node name."""
+    method: str
+    """The strategy used (``llm``, ``heuristic``, ``score-threshold``, ``prf-rm3``, ...)."""
+    note: str
+    """What happened (or why the stage passed through)."""
+
+
+# --- reducers --------------------------------------------------------------------------------
+
+
+def append_queries(left: list[str] | None, right: list[str] | None) -> list[str]:
+    """Append the queries searched for, in order (the original question first)."""
+    return [*(left or []), *(right or [])]
+
+
+def append_trace(left: list[TraceEntry] | None, right: list[TraceEntry] | None) -> list[TraceEntry]:
+    """Append stage runs in order (a retried stage appears once per run)."""
+    return [*(left or []), *(right or [])]
+
+
+# --- the section -----------------------------------------------------------------------------
 
 
 class KnowledgeSection(TypedDict, total=False):
     """The knowledge agent's working state within a turn."""
+
+    question: str
+    """The user's question (the latest human message)."""
+    query: str
+    """The query searched for now: the question, its standalone form, or a rewrite."""
+    query_history: Annotated[list[str], append_queries]
+    """Every query searched for in this turn, in order."""
+    lambda_mult: float
+    """Hybrid weight from `evaluate_query`: 0 = lexical only, 1 = semantic only."""
+    query_evaluation: dict[str, Any]
+    """How `lambda_mult` was chosen: method, query type, reasons."""
+    knowledge_options: KnowledgeOptions
+    """This turn's switches and bounds (read by the routing functions)."""
+    documents: list[dict[str, Any]]
+    """The hits of the latest retrieval (`SearchHit.to_dict()`), best first."""
+    retrieval: dict[str, Any]
+    """How the latest retrieval ran: ordering, reranked, timings, empty knowledge base."""
+    document_grades: dict[str, Any] | None
+    """The latest document grading: passed, per-document grades, reason, method."""
+    iteration_count: int
+    """Retries so far (query rewrites); never above `knowledge_options["max_iterations"]`."""
+    draft_answer: str
+    """The latest generated answer, with its ``[n]`` citations and Sources list."""
+    citations: list[dict[str, Any]]
+    """The sources the answer cites: number, title, source, document and chunk ids, snippet."""
+    response_grade: dict[str, Any] | None
+    """The latest answer grade: passed, score, reasons, method."""
+    low_confidence: bool
+    """True when the answer was given although the documents or the answer failed grading."""
+    knowledge_trace: Annotated[list[TraceEntry], append_trace]
+    """The stages run in this turn, with the method and a note each."""

@@ -91,3 +91,11 @@ def corpus_dir(tmp_path: Path) -> Path:
     for name, text in CORPUS.items():
         (root / name).write_text(text, encoding="utf-8")
     return root
+
+
+@pytest.fixture
+async def corpus_store(store: KnowledgeStore, corpus_dir: Path) -> KnowledgeStore:
+    """The test store with `CORPUS` ingested."""
+    report = await store.ingest_paths([corpus_dir])
+    assert report.ok and report.added == len(CORPUS)
+    return store

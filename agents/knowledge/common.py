@@ -1,0 +1,110 @@
+"""Helpers the knowledge agent's nodes share: this turn's options, the store, hits from state."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from agents.knowledge.answer import Citation
+from agents.knowledge.state import KnowledgeOptions, TraceEntry
+from agents.knowledge.types import SearchHit
+from graph.context import RunContext, knob
+
+if TYPE_CHECKING:
+    from agents.knowledge.store import KnowledgeStore
+    from config import Settings
+    from graph.deps import GraphDeps
+
+_HIT_FIELDS = frozenset(f.name for f in dataclasses.fields(SearchHit))
+#: Characters of a cited source returned to API callers (the graph keeps the full chunks).
+SNIPPET_CHARS = 300
+
+
+def resolve_options(settings: Settings, context: RunContext | None) -> KnowledgeOptions:
+    """This turn's switches and bounds: the settings, overridden by the run's context."""
+
+    def value(name: str) -> Any:
+        return knob(context, settings, name)
+
+    return KnowledgeOptions(
+        reflection=bool(value("enable_reflection")),
+        document_grading=bool(value("enable_document_grading")),
+        response_grading=bool(value("enable_response_grading")),
+        query_transformation=bool(value("enable_query_transformation")),
+        reranking=bool(value("enable_reranking")),
+        max_iterations=int(value("reflection_max_iterations")),
+        min_relevant_docs=int(value("reflection_min_relevant_docs")),
+        doc_score_threshold=float(value("reflection_doc_score_threshold")),
+        top_k=int(value("retrieval_top_k")),
+        fetch_k=int(value("reranker_fetch_k")),
+    )
+
+
+async def store_for(deps: GraphDeps) -> KnowledgeStore:
+    """The knowledge base (opened in a worker thread the first time, outside the API)."""
+    if deps.knowledge_store is not None:
+        return deps.knowledge_store
+    return await asyncio.to_thread(deps.knowledge)
+
+
+def hits_from(documents: Iterable[Mapping[str, Any]]) -> list[SearchHit]:
+    """`SearchHit`s back from their state form (``to_dict()`` output)."""
+    return [SearchHit(**{k: v for k, v in d.items() if k in _HIT_FIELDS}) for d in documents]
+
+
+def asked_query(state: Mapping[str, Any]) -> str:
+    """What the user asked, as `evaluate_query` understood it (the turn's first query):
+    documents and answers are judged against it, never against the rewrite that found them."""
+    history = state.get("query_history") or []
+    return str(history[0]) if history else str(state.get("question") or "")
+
+
+def trace(stage: str, method: str, note: str) -> TraceEntry:
+    """One entry of ``knowledge_trace``."""
+    return TraceEntry(stage=stage, method=method, note=note)
+
+
+def failure(stage: str, exc: BaseException, fallback: str) -> str:
+    """The ``errors`` line of a model call that failed and was replaced by a fallback."""
+    return f"{stage}: the language model failed ({type(exc).__name__}: {exc}); used {fallback}"
+
+
+def number_sources(hits: Sequence[SearchHit]) -> list[Citation]:
+    """One numbered source per document, in rank order; its text is every retrieved chunk of
+    that document (so ``[n]`` backs any sentence taken from any of them)."""
+    citations: list[Citation] = []
+    texts: dict[str, list[str]] = {}
+    best: dict[str, SearchHit] = {}
+    for hit in hits:
+        if hit.document_id not in best:
+            best[hit.document_id] = hit
+            texts[hit.document_id] = []
+        if hit.text not in texts[hit.document_id]:
+            texts[hit.document_id].append(hit.text)
+    for number, (doc_id, hit) in enumerate(best.items(), start=1):
+        text = "\n\n".join(texts[doc_id])
+        citations.append(Citation(number, doc_id, hit.title, hit.source, hit.chunk_id, text))
+    return citations
+
+
+def citation_data(citation: Citation) -> dict[str, Any]:
+    """A citation as state / API data: number, title, source, ids and a snippet."""
+    snippet = " ".join(citation.text.split())
+    if len(snippet) > SNIPPET_CHARS:
+        snippet = snippet[: SNIPPET_CHARS - 1].rsplit(" ", 1)[0] + "…"
+    return {
+        "number": citation.number,
+        "title": citation.title,
+        "source": citation.source,
+        "document_id": citation.document_id,
+        "chunk_id": citation.chunk_id,
+        "snippet": snippet,
+    }
+
+
+def sources_listing(citations: Sequence[Citation]) -> str:
+    """The ``Sources:`` block appended to an answer: ``[n] Title (source)`` per line."""
+    lines = "\n".join(f"[{c.number}] {c.title} ({c.source})" for c in citations)
+    return f"Sources:\n{lines}"
