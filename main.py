@@ -131,6 +131,7 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
 
 def create_app(settings: Settings | None = None) -> FastAPI:
     """The Switchyard API, configured by `settings` (default: the environment)."""
+    from agents.knowledge.api import router as knowledge_router
     from agents.test_analysis.api import router as analysis_router
     from graph.chat_api import router as chat_router
     from graph.ops_api import router as ops_router
@@ -158,6 +159,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(ops_router)
     app.include_router(chat_router)
     app.include_router(analysis_router)
+    app.include_router(knowledge_router)
 
     return app
 
@@ -183,6 +185,10 @@ def build_parser() -> argparse.ArgumentParser:
     serve = sub.add_parser("serve", help="run the API server")
     serve.add_argument("--host", default=None, help="bind address (default: HOST)")
     serve.add_argument("--port", type=int, default=None, help="port (default: PORT)")
+    ingest = sub.add_parser("ingest", help="index files and folders for the knowledge agent")
+    ingest.add_argument("paths", nargs="+", metavar="PATH", help="files or folders to ingest")
+    ingest.add_argument("--quiet", action="store_true", help="no progress bar")
+    ingest.add_argument("--json", action="store_true", help="print the report as JSON")
     config = sub.add_parser("config", help="print the effective settings, secrets redacted")
     config.add_argument(
         "--table", action="store_true", help="print every setting as a Markdown table instead"
@@ -205,6 +211,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     if args.command == "serve":
         return _serve(settings, args.host, args.port)
+    if args.command == "ingest":
+        from agents.knowledge.cli import run as ingest
+
+        return ingest(settings, args.paths, quiet=args.quiet, as_json=args.json)
     if args.command == "config":
         import json
 

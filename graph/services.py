@@ -14,6 +14,7 @@ from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
+from agents.knowledge.store import KnowledgeStore
 from agents.llm_cache import RedisLLMCache
 from agents.models import LLMFactory, ProviderChoice, detect_provider, set_default_factory
 from agents.test_analysis.lifecycle import start_analysis_worker, stop_analysis_worker
@@ -76,6 +77,11 @@ class Services:
             deps = GraphDeps(settings, llm_factory=llm)
             # Load the embedding model now, not on the first message that needs routing.
             await asyncio.to_thread(deps.embeddings)
+            # ONE knowledge store per process, on the process's Qdrant client: local mode allows
+            # one client per folder, and the graph's nodes and /documents share this store.
+            deps.knowledge_store = await KnowledgeStore.open(
+                settings, embeddings=deps.embeddings(), qdrant_client=stores.qdrant
+            )
             graph = compile_graph(deps, checkpointer=saver)
             ttl = settings.checkpoint_ttl_minutes * 60 if settings.checkpoint_ttl_minutes else None
             sessions = SessionStore(stores.redis, ttl_seconds=ttl)
@@ -93,6 +99,8 @@ class Services:
             await asyncio.wait(self.background, timeout=self.settings.llm_timeout_seconds)
         set_default_factory(None)
         await self.llm.aclose()
+        if self.deps.knowledge_store is not None:
+            await self.deps.knowledge_store.close()  # the shared Qdrant client closes below
         await self.stores.close()
 
 

@@ -1,0 +1,245 @@
+"""The documents REST API and a chat turn over them, on the real app (Redis, Postgres, Qdrant
+local mode, tantivy, MiniLM): upload, list, delete, per-file errors, size limits, auth, and a
+question asked over POST /chat that is routed to the knowledge agent and answered with citations.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from config import Settings
+from main import create_app
+from tests.knowledge.conftest import CORPUS
+from tests.support.servers import free_port
+from tests.support.stub_openai import StubOpenAI, last_user_text
+
+KEY = "test-key-1"
+Files = list[tuple[str, tuple[str, bytes, str]]]
+
+
+def files(named: dict[str, bytes]) -> Files:
+    return [("files", (name, data, "application/octet-stream")) for name, data in named.items()]
+
+
+CORPUS_FILES = {name: text.encode() for name, text in CORPUS.items()}
+
+
+@pytest.fixture
+def app_settings(tmp_path: Path, redis_url: str, postgres_url: str) -> Callable[..., Settings]:
+    def build(**overrides: Any) -> Settings:
+        values: dict[str, Any] = {
+            "data_dir": tmp_path / "data",
+            "redis_url": redis_url,
+            "database_url": postgres_url,
+            "qdrant_url": None,
+            "llm_provider": "none",
+            "ollama_base_url": f"http://127.0.0.1:{free_port()}",
+            "chunk_size": 400,
+            "chunk_overlap": 80,
+            "reflection_min_relevant_docs": 1,
+            "api_keys": [KEY],
+            **overrides,
+        }
+        return Settings(_env_file=None, **values)
+
+    return build
+
+
+@pytest.fixture
+def client(app_settings: Callable[..., Settings]) -> Iterator[TestClient]:
+    app = create_app(app_settings(max_document_bytes=4000, max_request_bytes=64 * 1024))
+    with TestClient(app, headers={"X-API-Key": KEY}) as test_client:
+        yield test_client
+
+
+def titles(client: TestClient) -> list[str]:
+    body = client.get("/documents").json()
+    return sorted(d["title"] for d in body["documents"])
+
+
+def test_upload_list_show_and_delete(client: TestClient) -> None:
+    response = client.post("/documents", files=files(CORPUS_FILES))
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert body["ok"] and body["added"] == 4 and body["failed_files"] == 0
+    assert [f["path"] for f in body["files"]] == list(CORPUS)
+    assert titles(client) == ["Backups", "Cats", "Rotating API keys", "errors"]
+
+    page = client.get("/documents", params={"limit": 3}).json()
+    assert (page["total"], len(page["documents"]), page["next_offset"]) == (4, 3, 3)
+    rest = client.get("/documents", params={"limit": 3, "offset": 3}).json()
+    assert len(rest["documents"]) == 1 and rest["next_offset"] is None
+    assert client.get("/documents", params={"limit": 0}).status_code == 422
+
+    cats = next(d for d in page["documents"] + rest["documents"] if d["title"] == "Cats")
+    assert cats["source"] == "upload:cats.rst" and cats["chunk_count"] >= 1
+    assert client.get(f"/documents/{cats['id']}").json()["title"] == "Cats"
+
+    again = client.post("/documents", files=files({"cats.rst": CORPUS_FILES["cats.rst"]}))
+    assert again.json()["unchanged"] == 1
+    changed = client.post("/documents", files=files({"cats.rst": b"Cats\n====\n\nCats purr."}))
+    assert changed.json()["replaced"] == 1
+    assert client.get(f"/documents/{cats['id']}").json()["chunk_count"] == 1
+
+    assert client.delete(f"/documents/{cats['id']}").status_code == 204
+    gone = client.delete(f"/documents/{cats['id']}")
+    assert gone.status_code == 404 and "GET /documents" in gone.json()["error"]["message"]
+    assert client.get(f"/documents/{uuid.uuid4()}").status_code == 404
+    assert client.delete("/documents/not-a-uuid").status_code == 422
+    assert "Cats" not in titles(client)
+
+
+def test_documents_need_an_api_key(client: TestClient) -> None:
+    for method, path in [("get", "/documents"), ("delete", f"/documents/{uuid.uuid4()}")]:
+        response = getattr(client, method)(path, headers={"X-API-Key": "wrong"})
+        assert response.status_code == 401 and "API key" in response.json()["error"]["message"]
+    denied = client.post("/documents", files=files(CORPUS_FILES), headers={"X-API-Key": ""})
+    assert denied.status_code == 401
+
+
+def test_bad_files_get_their_own_errors_and_lose_nothing(
+    client: TestClient, tmp_path: Path
+) -> None:
+    assert client.post("/documents", files=files(CORPUS_FILES)).status_code == 200
+    before = client.get("/documents").json()["documents"]
+    bad = {
+        "binary.md": b"\x00\x01\x02PK\x03\x04" * 50,
+        "empty.txt": b"",
+        "latin1.txt": "caf\xe9 cr\xe8me br\xfbl\xe9e".encode("latin-1"),
+        "big.md": b"# Big\n\n" + b"word " * 1000,  # above MAX_DOCUMENT_BYTES (4000)
+        "tool.exe": b"MZ",
+        "new.md": b"# Gardening\n\nTomatoes need six hours of sun a day.\n",
+        "keys.md": CORPUS_FILES["keys.md"],  # unchanged: skipped
+    }
+    response = client.post("/documents", files=files(bad))
+    assert response.status_code == 200, response.text
+    body = response.json()
+    by_name = {f["path"]: f for f in body["files"]}
+    assert by_name["new.md"]["status"] == "ok" and by_name["keys.md"]["status"] == "ok"
+    expected = {"binary.md": "binary", "empty.txt": "empty", "latin1.txt": "UTF-8",
+                "big.md": "MAX_DOCUMENT_BYTES", "tool.exe": "unsupported"}  # fmt: skip
+    for name, needle in expected.items():
+        assert by_name[name]["status"] == "error" and needle in by_name[name]["error"], name
+    assert (body["added"], body["unchanged"], body["failed_files"]) == (1, 1, 5)
+    assert not body["ok"]
+
+    after = client.get("/documents").json()["documents"]
+    kept = {d["id"]: d["version"] for d in after}
+    assert all(kept.get(d["id"]) == d["version"] for d in before)  # nothing lost or changed
+    assert "Gardening" in {d["title"] for d in after}
+
+    # nothing could go in: 422 with the per-file errors (413 when all were too large)
+    nothing = client.post("/documents", files=files({"a.txt": b"", "b.bin": b"\x00"}))
+    assert nothing.status_code == 422
+    error = nothing.json()["error"]
+    assert "No file could be ingested" in error["message"] and len(error["files"]) == 2
+    too_big = client.post("/documents", files=files({"big.md": b"x" * 5000}))
+    assert too_big.status_code == 413 and "MAX_DOCUMENT_BYTES" in too_big.json()["error"]["message"]
+
+    # a 200 MB (sparse) file is refused before its body is read, whatever comes with it
+    huge = tmp_path / "huge.txt"
+    with huge.open("wb") as handle:
+        handle.truncate(200 * 1024 * 1024)
+    with huge.open("rb") as handle:
+        refused = client.post(
+            "/documents",
+            files=[("files", ("huge.txt", handle, "text/plain")),
+                   *files({"more.md": b"# More\n\nText.\n"})],
+        )  # fmt: skip
+    assert refused.status_code == 413
+    assert "MAX_REQUEST_BYTES" in refused.json()["error"]["message"]
+    assert {d["id"]: d["version"] for d in client.get("/documents").json()["documents"]} == kept
+
+
+def test_a_chat_question_about_uploaded_documents_is_answered_with_citations(
+    client: TestClient,
+) -> None:
+    assert client.post("/documents", files=files(CORPUS_FILES)).status_code == 200
+
+    response = client.post(
+        "/chat", json={"message": "According to my documents, how long do cats sleep?"}
+    )
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert body["agent"] == "knowledge" and body["route"]["method"] == "keyword"
+    assert body["methods"] == {"knowledge": "extractive"}
+    assert "twelve and sixteen hours a day [1]" in body["answer"]
+    assert "Sources:\n[1] Cats (upload:cats.rst)" in body["answer"]
+    data = body["data"]["knowledge"]
+    assert [c["title"] for c in data["citations"]] == ["Cats"]
+    assert data["citations"][0]["source"] == "upload:cats.rst"
+    assert data["document_grades"]["passed"] and data["response_grade"]["passed"]
+    assert data["low_confidence"] is False
+    assert {"evaluate_query", "retrieve", "generate_answer"} <= set(body["stage_ms"])
+
+    # the same session, a question the router matches by meaning; a per-request switch
+    follow = client.post(
+        "/chat",
+        json={
+            "message": "Which document explains restoring the database from a backup?",
+            "session_id": body["session_id"],
+            "options": {"enable_reflection": False},
+        },
+    ).json()
+    assert follow["agent"] == "knowledge" and follow["route"]["method"] == "semantic"
+    assert follow["data"]["knowledge"]["citations"][0]["title"] == "Backups"
+    assert "kept for 30 days [1]" in follow["answer"]
+    assert "grade_documents" not in follow["stage_ms"]
+    assert "ENABLE_REFLECTION" in follow["data"]["knowledge"]["skipped"][0]
+
+
+def _stub_model(request: dict[str, Any]) -> str | dict[str, Any]:
+    """The stub LLM's judgement, by the tool (schema) the client asks for."""
+    tools = request.get("tools") or []
+    name = tools[0]["function"]["name"] if tools else None
+    if name == "QueryClassification":
+        return {"query_type": "semantic", "lambda_mult": 0.7,
+                "search_query": "how long do cats sleep", "reason": "prose"}  # fmt: skip
+    if name == "DocumentRelevance":
+        cats = 'Document "Cats"' in last_user_text(request)
+        return {"relevant": cats, "score": 0.9 if cats else 0.1, "reason": "stub"}
+    if name == "AnswerGrade":
+        return {"grounded": True, "answers_question": True, "score": 0.9, "problems": []}
+    if name == "RoutingDecision":  # not expected: these questions route by keywords
+        return {"agent": "chat", "confidence": 0.1, "reason": "stub"}
+    return "Cats sleep twelve to sixteen hours a day [1]."
+
+
+def test_with_a_model_over_the_real_openai_client(
+    app_settings: Callable[..., Settings], stub_openai: StubOpenAI
+) -> None:
+    stub_openai.responder = _stub_model
+    settings = app_settings(
+        llm_provider="openai",
+        openai_api_key="sk-test",
+        openai_base_url=stub_openai.base_url,
+        llm_cache_ttl_seconds=0,
+        llm_rate_limit_per_minute=60_000,
+    )
+    with TestClient(create_app(settings), headers={"X-API-Key": KEY}) as client:
+        assert client.post("/documents", files=files(CORPUS_FILES)).status_code == 200
+        body = client.post("/chat", json={"message": "What do my documents say about cats?"})
+        assert body.status_code == 200, body.text
+        result = body.json()
+        stream = client.post(
+            "/chat/stream", json={"message": "According to the docs, how long do cats sleep?"}
+        )
+    assert result["agent"] == "knowledge" and result["route"]["method"] == "keyword"
+    assert result["methods"] == {"knowledge": "llm"}
+    assert result["answer"].startswith("Cats sleep twelve to sixteen hours a day [1].")
+    assert "Sources:\n[1] Cats (upload:cats.rst)" in result["answer"]
+    data = result["data"]["knowledge"]
+    assert data["methods"] == {"evaluate_query": "llm", "retrieve": "relevance",
+                               "grade_documents": "llm", "generate_answer": "llm",
+                               "grade_response": "llm"}  # fmt: skip
+    assert data["queries"] == ["how long do cats sleep"]
+    assert [g["title"] for g in data["document_grades"]["grades"] if g["relevant"]] == ["Cats"]
+    assert [c["title"] for c in data["citations"]] == ["Cats"]
+    tokens = [line for line in stream.text.splitlines() if '"node": "generate_answer"' in line]
+    assert tokens, "the answer's tokens were not streamed"
