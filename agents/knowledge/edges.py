@@ -1,15 +1,15 @@
 """The knowledge agent's routing functions: the reflection loop as conditional edges.
 
 Pure functions of the state (the switches were resolved into ``knowledge_options`` by
-``evaluate_query``), each returning the next node's name::
+``evaluate_query``), each returning the next node's name:
 
-    evaluate_query -> retrieve -+-> grade_documents -+-> generate_answer -+-> grade_response -+
-                       ^        |  (grading off)     |   (passed, or no   |  (grading off)     |
-                       |        +--------------------+    retries left)   +---> detect_handoff <+
-                       |                             |                          (passed, or no
-                       +------ transform_query <-----+ (failed, retries left)    retries left)
-                                      ^--------------------------------------------+
-                                                                  (failed, retries left)
+| after | goes to |
+|---|---|
+| retrieve | grade_documents; generate_answer when grading is off or the base is empty |
+| grade_documents | generate_answer when they passed or no retry is left; else transform_query |
+| transform_query | retrieve (a plain edge) |
+| generate_answer | grade_response; detect_handoff when grading is off or the base is empty |
+| grade_response | detect_handoff when it passed or no retry is left; else transform_query |
 
 A retry is allowed while ``iteration_count < max_iterations`` (``transform_query`` counts it),
 so ``iteration_count`` never exceeds REFLECTION_MAX_ITERATIONS.
