@@ -144,9 +144,11 @@ def find_suite(directory: str | None = None) -> Suite:
             base = site / package
             if not base.is_dir():
                 continue
-            paths = [p for pattern in ("test_*.py", "*_test.py")
-                     for p in glob.glob(str(base / "**" / "tests" / "**" / pattern),
-                                        recursive=True)]
+            paths = [
+                p
+                for pattern in ("test_*.py", "*_test.py")
+                for p in glob.glob(str(base / "**" / "tests" / "**" / pattern), recursive=True)
+            ]
             if paths:
                 return _read_suite(f"{package} (installed tests)", site, paths)
     raise SystemExit(
@@ -177,8 +179,9 @@ def run_rule_engine(suite: Suite, config: AnalysisConfig) -> None:
 
 def run_core_pipeline(suite: Suite, config: AnalysisConfig, cache: ParseCache) -> None:
     """``analyze_files``: validation, parse, rules, synthesis and enhancement."""
-    analyze_files(suite.files, config, cache=cache, max_total_bytes=1 << 40,
-                  max_files=len(suite.files))
+    analyze_files(
+        suite.files, config, cache=cache, max_total_bytes=1 << 40, max_files=len(suite.files)
+    )
 
 
 def _timed(fn: Callable[[], object]) -> float:
@@ -200,8 +203,10 @@ def measure_rules_only(suite: Suite, repeats: int = 3) -> list[Measurement]:
         for label, fn in (
             ("floor: ast.parse + ast.walk", lambda: run_floor(suite)),
             ("rule engine: parse + rules + synthesis", lambda: run_rule_engine(suite, config)),
-            ("analyze_files, cold cache (+ enhance)",
-             lambda: run_core_pipeline(suite, config, ParseCache())),
+            (
+                "analyze_files, cold cache (+ enhance)",
+                lambda: run_core_pipeline(suite, config, ParseCache()),
+            ),
         ):
             seconds = _timed(fn)
             best[label] = min(best.get(label, seconds), seconds)
@@ -227,8 +232,12 @@ class _Models:
 
 
 def _settings(**overrides: Any) -> Settings:
-    values: dict[str, Any] = {"llm_provider": "none", "max_files": 100_000,
-                              "max_request_bytes": 1 << 30, "llm_cache_ttl_seconds": 0}
+    values: dict[str, Any] = {
+        "llm_provider": "none",
+        "max_files": 100_000,
+        "max_request_bytes": 1 << 30,
+        "llm_cache_ttl_seconds": 0,
+    }
     values.update(overrides)
     return Settings(_env_file=None, **values)
 
@@ -248,17 +257,18 @@ def _endpoint(
     return analyse
 
 
-def measure_graph_rules_only(
-    suite: Suite, repeats: int = 3
-) -> tuple[list[Measurement], str]:
+def measure_graph_rules_only(suite: Suite, repeats: int = 3) -> tuple[list[Measurement], str]:
     """Part (a) through the whole graph: cold (parse cache cleared) and warm, interleaved
     with the floor."""
     deps = GraphDeps(_settings())
     deps.llm_factory = _Models(None)  # type: ignore[assignment]
     analyse = _endpoint(deps, asyncio.Runner())
     cache = filework_for(deps).cache
-    body = AnalyzeRequest(files=[FileIn(path=f.path, content=_text(f)) for f in suite.files],
-                          mode="rules-only", config=AnalysisConfig(max_findings=None))
+    body = AnalyzeRequest(
+        files=[FileIn(path=f.path, content=_text(f)) for f in suite.files],
+        mode="rules-only",
+        config=AnalysisConfig(max_findings=None),
+    )
 
     def cold() -> None:
         cache.clear()
@@ -266,8 +276,10 @@ def measure_graph_rules_only(
 
     best: dict[str, float] = {}
     for _ in range(repeats):
-        for label, fn in (("floor: ast.parse + ast.walk", lambda: run_floor(suite)),
-                          ("graph, rules-only, cold parse cache", cold)):
+        for label, fn in (
+            ("floor: ast.parse + ast.walk", lambda: run_floor(suite)),
+            ("graph, rules-only, cold parse cache", cold),
+        ):
             seconds = _timed(fn)
             best[label] = min(best.get(label, seconds), seconds)
     result = analyse(body)  # warm: every file is a parse-cache and rule-memo hit
@@ -277,8 +289,10 @@ def measure_graph_rules_only(
     assert result["quality"]["passed"], result["quality"]
     files, lines = len(suite.files), suite.lines
     assert result["metrics"]["lines_analyzed"] == lines, "the graph saw other lines"
-    note = (f"    the graph's result: {result['summary']['total']:,} findings in "
-            f"{result['metrics']['tests_analyzed']:,} tests, quality checks passed")
+    note = (
+        f"    the graph's result: {result['summary']['total']:,} findings in "
+        f"{result['metrics']['tests_analyzed']:,} tests, quality checks passed"
+    )
     return [Measurement(label, files, lines, seconds) for label, seconds in best.items()], note
 
 
@@ -292,8 +306,17 @@ def _review_answer(request: dict[str, Any]) -> dict[str, Any]:
     prompt = str(next(m for m in request["messages"] if m["role"] == "user")["content"])
     match = _HEADER.search(prompt)
     assert match is not None, "not a review prompt"
-    return {"findings": [{"file": match.group(1), "line": int(match.group(2)),
-                          "smell": "magic-number", "message": "A literal.", "confidence": 0.9}]}
+    return {
+        "findings": [
+            {
+                "file": match.group(1),
+                "line": int(match.group(2)),
+                "smell": "magic-number",
+                "message": "A literal.",
+                "confidence": 0.9,
+            }
+        ]
+    }
 
 
 def _fanout_suite(tests: int) -> list[FileIn]:
@@ -323,8 +346,10 @@ async def _sequential(deps: GraphDeps, request: AnalysisRequestData) -> dict[str
     """The same stage functions, called one after another: ms per stage (and per batch)."""
     work = filework_for(deps)
     message = HumanMessage("analyse", id="bench")
-    state: dict[str, Any] = {"messages": [message], "analysis_request": {
-        **request, "message_id": message.id, "source": "api"}}
+    state: dict[str, Any] = {
+        "messages": [message],
+        "analysis_request": {**request, "message_id": message.id, "source": "api"},
+    }
     times: dict[str, float] = {}
 
     def timed(name: str, fn: Callable[[], dict[str, Any]]) -> None:
@@ -359,8 +384,11 @@ class FanOut:
 
     @property
     def branches(self) -> dict[str, float]:
-        return {k: v for k, v in self.stages.items()
-                if k in ("parse_files", "check_rules") or k.startswith("review_with_llm")}
+        return {
+            k: v
+            for k, v in self.stages.items()
+            if k in ("parse_files", "check_rules") or k.startswith("review_with_llm")
+        }
 
     @property
     def slowest(self) -> tuple[str, float]:
@@ -375,11 +403,16 @@ def measure_fanout(repeats: int = 3, batches: int = 8) -> FanOut:
     stub = StubOpenAI(_review_answer, latency=FANOUT_LATENCY).start()
     try:
         # every batch may be in flight at once: the fan-out is what is measured, not the cap
-        settings = _settings(llm_provider="openai", openai_api_key="sk-bench",
-                             openai_base_url=stub.base_url, llm_max_concurrency=4 * batches,
-                             llm_rate_limit_per_minute=60_000)
-        factory = LLMFactory(settings, ProviderChoice("openai", "bench stub", "stub-model",
-                                                      stub.base_url))
+        settings = _settings(
+            llm_provider="openai",
+            openai_api_key="sk-bench",
+            openai_base_url=stub.base_url,
+            llm_max_concurrency=4 * batches,
+            llm_rate_limit_per_minute=60_000,
+        )
+        factory = LLMFactory(
+            settings, ProviderChoice("openai", "bench stub", "stub-model", stub.base_url)
+        )
         deps = GraphDeps(settings, llm_factory=factory)
         runner = asyncio.Runner()  # one loop: the HTTP client's connections belong to it
         analyse = _endpoint(deps, runner)
@@ -414,62 +447,83 @@ def print_rules_only(suite: Suite, rows: list[Measurement], title: str) -> None:
     print(f"{title} on {suite.name}: {suite.root}")
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"    {os.cpu_count()} cores, load average {load:.2f} (other processes share them)")
-    header = (f"    {'':50} {'files':>6} {'lines':>8} {'seconds':>8} {'lines/s':>9} "
-              f"{'x floor':>8} {'at ref floor':>13}")
+    header = (
+        f"    {'':50} {'files':>6} {'lines':>8} {'seconds':>8} {'lines/s':>9} "
+        f"{'x floor':>8} {'at ref floor':>13}"
+    )
     print(header)
     for r in rows:
         ratio = r.seconds / floor.seconds
         projected = REFERENCE_FLOOR_LPS / ratio
-        print(f"    {r.label:50} {r.files:>6} {r.lines:>8} {r.seconds:>8.3f} "
-              f"{r.lines_per_second:>9,.0f} {ratio:>8.2f} {projected:>13,.0f}")
+        print(
+            f"    {r.label:50} {r.files:>6} {r.lines:>8} {r.seconds:>8.3f} "
+            f"{r.lines_per_second:>9,.0f} {ratio:>8.2f} {projected:>13,.0f}"
+        )
 
 
 def print_anchors(graph_rows: list[Measurement]) -> None:
-    print("    anchors (pytest's testing/, 72,774 lines, reference 2-core box): floor "
-          f"~{REFERENCE_FLOOR_LPS:,} lines/s (0.45 s), pytest-tidy ~{PYTEST_TIDY_LPS:,} "
-          f"lines/s (1.45 s = 3.2 x floor); target >= {TARGET_LPS:,} lines/s end to end "
-          f"(<= {REFERENCE_FLOOR_LPS / TARGET_LPS:.2f} x floor)")
-    print("    'x floor' = time / floor time in this run; 'at ref floor' = the lines/s that "
-          "multiple gives where the floor is 160,000 lines/s")
+    print(
+        "    anchors (pytest's testing/, 72,774 lines, reference 2-core box): floor "
+        f"~{REFERENCE_FLOOR_LPS:,} lines/s (0.45 s), pytest-tidy ~{PYTEST_TIDY_LPS:,} "
+        f"lines/s (1.45 s = 3.2 x floor); target >= {TARGET_LPS:,} lines/s end to end "
+        f"(<= {REFERENCE_FLOOR_LPS / TARGET_LPS:.2f} x floor)"
+    )
+    print(
+        "    'x floor' = time / floor time in this run; 'at ref floor' = the lines/s that "
+        "multiple gives where the floor is 160,000 lines/s"
+    )
     floor = next(r for r in graph_rows if r.label.startswith("floor"))
     cold = next(r for r in graph_rows if "cold" in r.label)
     ratio = cold.seconds / floor.seconds
     verdict = "met" if ratio <= REFERENCE_FLOOR_LPS / TARGET_LPS else "NOT met"
-    print(f"    target through the graph, cold: {ratio:.2f} x floor here = "
-          f"{REFERENCE_FLOOR_LPS / ratio:,.0f} lines/s at the reference floor (measured "
-          f"{cold.lines_per_second:,.0f} lines/s on this loaded box) -> {verdict}")
+    print(
+        f"    target through the graph, cold: {ratio:.2f} x floor here = "
+        f"{REFERENCE_FLOOR_LPS / ratio:,.0f} lines/s at the reference floor (measured "
+        f"{cold.lines_per_second:,.0f} lines/s on this loaded box) -> {verdict}"
+    )
 
 
 def print_fanout(fan: FanOut) -> None:
-    print(f"(b) fan-out: hybrid mode, {fan.batches} LLM batches of 5 tests, the stub answering "
-          f"each call in {FANOUT_LATENCY * 1000:.0f} ms (LLM_MAX_CONCURRENCY={fan.concurrency})")
+    print(
+        f"(b) fan-out: hybrid mode, {fan.batches} LLM batches of 5 tests, the stub answering "
+        f"each call in {FANOUT_LATENCY * 1000:.0f} ms (LLM_MAX_CONCURRENCY={fan.concurrency})"
+    )
     reviews = [v for k, v in fan.stages.items() if k.startswith("review_with_llm")]
-    others = ", ".join(f"{k} {v:.1f}" for k, v in fan.stages.items()
-                       if not k.startswith("review_with_llm"))
+    others = ", ".join(
+        f"{k} {v:.1f}" for k, v in fan.stages.items() if not k.startswith("review_with_llm")
+    )
     sequential = sum(fan.stages.values())
-    print(f"    one after another: {others}; review_with_llm {len(reviews)} x "
-          f"{min(reviews):.0f}-{max(reviews):.0f} ms; total {sequential:,.0f} ms")
+    print(
+        f"    one after another: {others}; review_with_llm {len(reviews)} x "
+        f"{min(reviews):.0f}-{max(reviews):.0f} ms; total {sequential:,.0f} ms"
+    )
     name, slowest = fan.slowest
     ratio = fan.graph_ms / slowest
     verdict = "met" if ratio <= FANOUT_TARGET else "NOT met"
     print(f"    slowest branch: {name} {slowest:.0f} ms")
-    print(f"    through the graph, end to end (ingest ... finalize), best run: "
-          f"{fan.graph_ms:,.0f} ms = {ratio:.2f} x slowest branch; target <= "
-          f"{FANOUT_TARGET:.2f} x -> {verdict}; {sequential / fan.graph_ms:.1f}x faster than "
-          "one after another")
+    print(
+        f"    through the graph, end to end (ingest ... finalize), best run: "
+        f"{fan.graph_ms:,.0f} ms = {ratio:.2f} x slowest branch; target <= "
+        f"{FANOUT_TARGET:.2f} x -> {verdict}; {sequential / fan.graph_ms:.1f}x faster than "
+        "one after another"
+    )
 
 
 def main(argv: list[str] | None = None) -> None:
     """Run the benchmark and print the tables."""
-    parser = argparse.ArgumentParser(prog="python -m bench.analysis", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.analysis",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--suite", help="a directory of test files (default: numpy's tests)")
     parser.add_argument("--repeats", type=int, default=3, help="runs per figure (best kept)")
     parser.add_argument("--batches", type=int, default=8, help="LLM batches in part (b)")
     args = parser.parse_args(argv)
     suite = find_suite(args.suite)
-    print_rules_only(suite, measure_rules_only(suite, args.repeats),
-                     "(a) rules-only throughput, analysis core")
+    print_rules_only(
+        suite, measure_rules_only(suite, args.repeats), "(a) rules-only throughput, analysis core"
+    )
     graph_rows, note = measure_graph_rules_only(suite, args.repeats)
     print_rules_only(suite, graph_rows, "(a) rules-only throughput through the whole graph")
     print(note)

@@ -92,8 +92,9 @@ class Contender:
     history: dict[str, list[AnyMessage]] = field(default_factory=dict)
 
     async def turn(self, thread: str, turn: int) -> None:
-        question = HumanMessage(f"Turn {turn}: what changed since the last deploy? " * 3,
-                                id=f"t{turn}-h")
+        question = HumanMessage(
+            f"Turn {turn}: what changed since the last deploy? " * 3, id=f"t{turn}-h"
+        )
         config = {"configurable": {"thread_id": thread}}
         if self.saver is None:
             value: Any = {"messages": [*self.history.get(thread, []), question]}
@@ -196,13 +197,17 @@ async def _delete_prefix(url: str, prefix: str) -> None:
 
 
 def report(
-    contenders: list[Contender], sizes: dict[int, tuple[float, float, float]], threads: int,
+    contenders: list[Contender],
+    sizes: dict[int, tuple[float, float, float]],
+    threads: int,
     turns: int,
 ) -> None:
     p50 = {c.name: percentile(c.times, 50) * 1e3 for c in contenders}
     base = p50["InMemorySaver"]
-    print(f"Checkpointer bench: {NODES}-node pipeline graph, {threads} threads x {turns} turns, "
-          "one ~600-char message per node, ainvoke, turns interleaved across savers")
+    print(
+        f"Checkpointer bench: {NODES}-node pipeline graph, {threads} threads x {turns} turns, "
+        "one ~600-char message per node, ainvoke, turns interleaved across savers"
+    )
     print(f"{'saver':<24}{'p50 ms':>9}{'p95 ms':>9}{'p50 / InMemory':>16}{'anchor p50 ms':>15}")
     for c in contenders:
         anchor = ANCHORS.get(c.name)
@@ -218,8 +223,10 @@ def report(
         f"{vs_pg:.2f}x PostgresSaver ({'ok' if vs_pg <= 0.5 else 'MISSED'})"
     )
     print()
-    print("Redis bytes per thread (MEMORY USAGE SAMPLES 0, the thread's keys) vs its messages "
-          "(serialized size)")
+    print(
+        "Redis bytes per thread (MEMORY USAGE SAMPLES 0, the thread's keys) vs its messages "
+        "(serialized size)"
+    )
     print(f"{'turns':>5}{'messages':>10}{'message bytes':>15}{'redis bytes':>13}{'redis/msgs':>12}")
     for turn, (stored, msg_bytes, count) in sorted(sizes.items()):
         ratio = stored / msg_bytes

@@ -221,7 +221,11 @@ class AsyncRedisSaver(RedisSaverBase):
         """See `RedisSaver.put`. Writes parked for the thread are stored in the same call."""
         parked = self._writes.take(config["configurable"]["thread_id"])
         plan = plans.put(
-            self.context(), config, checkpoint, metadata, new_versions,
+            self.context(),
+            config,
+            checkpoint,
+            metadata,
+            new_versions,
             parked.encoded if parked else (),
         )
         try:

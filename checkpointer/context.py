@@ -150,9 +150,7 @@ def read_tuple(
         checkpoint=cast(Checkpoint, checkpoint),
         metadata=serde.loads_typed(record.metadata),
         parent_config=(
-            checkpoint_config(thread_id, record.ns, record.parent_id)
-            if record.parent_id
-            else None
+            checkpoint_config(thread_id, record.ns, record.parent_id) if record.parent_id else None
         ),
         pending_writes=pending,
     )

@@ -106,9 +106,7 @@ def version_text(version: object) -> str:
 
 def checkpoint_prefix(ns: str, checkpoint_id: str) -> bytes:
     """Start of a checkpoint's member in `c` and of its writes' members in `w`."""
-    return (
-        check_name("checkpoint_ns", ns) + SEP + check_name("checkpoint_id", checkpoint_id) + SEP
-    )
+    return check_name("checkpoint_ns", ns) + SEP + check_name("checkpoint_id", checkpoint_id) + SEP
 
 
 def blob_field(ns: bytes, channel: str, version: object) -> bytes:

@@ -204,9 +204,7 @@ class RedisSaver(RedisSaverBase):
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
         """Store a checkpoint and the values of `new_versions` (one round trip)."""
-        return self._exec.run(
-            plans.put(self.context(), config, checkpoint, metadata, new_versions)
-        )
+        return self._exec.run(plans.put(self.context(), config, checkpoint, metadata, new_versions))
 
     def put_writes(
         self,

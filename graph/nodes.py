@@ -144,9 +144,7 @@ def make_finalize(registry: AgentRegistry) -> Node:
             text = answers[0]["answer"]
             agent = answers[0].get("agent", registry.default)
         else:
-            text = "\n\n".join(
-                f"**{_title(a.get('agent', '?'))}**\n{a['answer']}" for a in answers
-            )
+            text = "\n\n".join(f"**{_title(a.get('agent', '?'))}**\n{a['answer']}" for a in answers)
             agent = answers[0].get("agent", registry.default)
         turn = state.get("turn_count", 0) + 1
         stamp = now_iso()

@@ -45,9 +45,7 @@ class RoutingDecision(BaseModel):
     )
 
 
-def decision(
-    agents: Sequence[str], method: str, confidence: float, reason: str
-) -> RouteDecision:
+def decision(agents: Sequence[str], method: str, confidence: float, reason: str) -> RouteDecision:
     return RouteDecision(
         agent=agents[0],
         agents=list(agents),

@@ -35,8 +35,12 @@ def test_ci_runs_exactly_the_readme_test_command() -> None:
     block = _between(README, "test-command")
     command = "\n".join(line for line in block.splitlines() if not line.startswith("```"))
     extracted = subprocess.run(
-        ["bash", "-c", r"""sed -n '/<!-- test-command -->/,/<!-- \/test-command -->/p' README.md \
-          | grep -v '^<!--' | grep -v '^```'"""],
+        [
+            "bash",
+            "-c",
+            r"""sed -n '/<!-- test-command -->/,/<!-- \/test-command -->/p' README.md \
+          | grep -v '^<!--' | grep -v '^```'""",
+        ],
         cwd=REPO,
         capture_output=True,
         text=True,

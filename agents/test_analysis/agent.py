@@ -73,14 +73,17 @@ def assure_quality(state: MultiAgentState) -> dict[str, Any]:
     plan = state.get("analysis_plan") or {}
     if plan.get("status") != "ready":
         text = plan.get("problem") or NO_CODE_ANSWER
-        answer = AgentAnswer(agent=AGENT, answer=text, method="none",
-                             data={"status": plan.get("status"), "problem": text})
+        answer = AgentAnswer(
+            agent=AGENT,
+            answer=text,
+            method="none",
+            data={"status": plan.get("status"), "problem": text},
+        )
         return {"agent_answers": {AGENT: answer}, "analysis_stages": ["assure_quality"]}
     result = assemble(state)
     quality = check(state, result)
     result["quality"] = quality.model_dump()
-    answer = AgentAnswer(agent=AGENT, answer=summary_text(result), method=plan["mode"],
-                         data=result)
+    answer = AgentAnswer(agent=AGENT, answer=summary_text(result), method=plan["mode"], data=result)
     update: dict[str, Any] = {
         "analysis_result": result,
         "agent_answers": {AGENT: answer},
@@ -151,22 +154,45 @@ def filework_for(deps: GraphDeps) -> FileWork:
 def install(builder: StateGraph[Any, Any, Any, Any], deps: GraphDeps) -> None:
     """Add the seven stages and their edges to the builder."""
     work = filework_for(deps)
-    builder.add_node("plan_analysis", gated("plan_analysis", make_plan_node(deps, work),
-                                            check_input=_request_present, check_output=_planned))
-    builder.add_node("parse_files", gated("parse_files", make_parse_files(work),
-                                          check_output=_has("analysis_files")))
-    builder.add_node("check_rules", gated("check_rules", make_check_rules(work),
-                                          check_output=_has("rule_findings")))
-    builder.add_node("review_with_llm", gated("review_with_llm", make_review_node(deps),
-                                              check_input=_one_batch, check_output=_one_review))
+    builder.add_node(
+        "plan_analysis",
+        gated(
+            "plan_analysis",
+            make_plan_node(deps, work),
+            check_input=_request_present,
+            check_output=_planned,
+        ),
+    )
+    builder.add_node(
+        "parse_files",
+        gated("parse_files", make_parse_files(work), check_output=_has("analysis_files")),
+    )
+    builder.add_node(
+        "check_rules",
+        gated("check_rules", make_check_rules(work), check_output=_has("rule_findings")),
+    )
+    builder.add_node(
+        "review_with_llm",
+        gated(
+            "review_with_llm",
+            make_review_node(deps),
+            check_input=_one_batch,
+            check_output=_one_review,
+        ),
+    )
     # Deferred: it waits until every branch of the fan-out has written (their lengths differ).
-    builder.add_node("synthesize_findings",
-                     gated("synthesize_findings", synthesize_findings, check_output=_sorted),
-                     defer=True)
-    builder.add_node("enhance_findings", gated("enhance_findings", make_enhance_findings(work),
-                                               check_output=_suggested))
-    builder.add_node("assure_quality", gated("assure_quality", assure_quality,
-                                             check_output=_answered))
+    builder.add_node(
+        "synthesize_findings",
+        gated("synthesize_findings", synthesize_findings, check_output=_sorted),
+        defer=True,
+    )
+    builder.add_node(
+        "enhance_findings",
+        gated("enhance_findings", make_enhance_findings(work), check_output=_suggested),
+    )
+    builder.add_node(
+        "assure_quality", gated("assure_quality", assure_quality, check_output=_answered)
+    )
     builder.add_conditional_edges("plan_analysis", fan_out, FAN_OUT_TARGETS)
     for branch in ("parse_files", "check_rules", "review_with_llm"):
         builder.add_edge(branch, "synthesize_findings")
@@ -182,10 +208,27 @@ def analysis_agent(registry: AgentRegistry) -> AgentSpec:
         "tests, sleepy tests, magic numbers, duplicate asserts, mystery guests, ...) with "
         "rules and an LLM, and suggests concrete fixes.",
         keywords=(
-            "pytest", "unittest", "testcase", "unit test", "unit tests", "test code",
-            "test suite", "test smell", "test smells", "smell", "smells", "my tests",
-            "these tests", "this test", "flaky", "assert", "assertion", "assertions",
-            "fixture", "fixtures", "review",
+            "pytest",
+            "unittest",
+            "testcase",
+            "unit test",
+            "unit tests",
+            "test code",
+            "test suite",
+            "test smell",
+            "test smells",
+            "smell",
+            "smells",
+            "my tests",
+            "these tests",
+            "this test",
+            "flaky",
+            "assert",
+            "assertion",
+            "assertions",
+            "fixture",
+            "fixtures",
+            "review",
         ),
         examples=(
             "Review these pytest tests for smells: def test_total(): assert total([1]) == 1",
@@ -198,4 +241,3 @@ def analysis_agent(registry: AgentRegistry) -> AgentSpec:
         install=install,
         nodes=STAGES,
     )
-

@@ -44,8 +44,9 @@ def _services(request: Request) -> Any:
     return request.app.state.services
 
 
-def _validated(request: Request, body: AnalyzeRequest) -> tuple[AnalysisRequestData,
-                                                                 AnalysisMode, list[str]]:
+def _validated(
+    request: Request, body: AnalyzeRequest
+) -> tuple[AnalysisRequestData, AnalysisMode, list[str]]:
     services = _services(request)
     settings = services.settings
     has_model = services.deps.llm(settings.analysis_llm_role) is not None
@@ -65,8 +66,7 @@ async def analyze(request: Request, body: AnalyzeRequest, who: CallerDep) -> dic
     analysis, _mode, _warnings = _validated(request, body)
     timeout = services.settings.analysis_sync_timeout_seconds
     try:
-        return await run_sync(sync_graph_for(services), analysis, owner=who.owner,
-                              timeout=timeout)
+        return await run_sync(sync_graph_for(services), analysis, owner=who.owner, timeout=timeout)
     except AnalysisInputError as exc:
         raise HTTPException(exc.status_code, exc.message) from None
     except TimeoutError:
@@ -211,7 +211,8 @@ async def resume_analysis(
     if verdict == "queued":
         return {"thread_id": thread_id, "status": "queued"}
     hint = (
-        f"its result is at GET /analyses/{thread_id}" if verdict == "done"
+        f"its result is at GET /analyses/{thread_id}"
+        if verdict == "done"
         else "wait for it to finish, or cancel it first"
     )
     raise HTTPException(

@@ -129,8 +129,13 @@ class ParseCache:
         """Counters and size at this moment."""
         with self._lock:
             return CacheStats(
-                self.hits, self.misses, self.evictions, self.expirations, len(self._data),
-                self.maxsize, self.ttl,
+                self.hits,
+                self.misses,
+                self.evictions,
+                self.expirations,
+                len(self._data),
+                self.maxsize,
+                self.ttl,
             )
 
 

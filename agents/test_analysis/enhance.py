@@ -38,9 +38,7 @@ class _TestIndex:
         return None
 
 
-def _context(
-    f: Finding, parsed: ParsedFile | None, index: dict[str, _TestIndex]
-) -> dict[str, str]:
+def _context(f: Finding, parsed: ParsedFile | None, index: dict[str, _TestIndex]) -> dict[str, str]:
     ctx = dict(f.context)
     ctx.setdefault("file", f.file)
     ctx.setdefault("line", str(f.line))

@@ -139,15 +139,27 @@ class JobStore:
         record, req_key, _, events = self._keys(thread_id)
         stamp = now_iso()
         pipe = self.redis.pipeline(transaction=self.transactional)
-        pipe.hset(record, mapping={
-            "owner": owner, "status": "queued", "mode": mode,
-            "files": len(request.get("files") or []), "created_at": stamp,
-            "updated_at": stamp, "attempts": 0, "cancel_requested": "0",
-        })
+        pipe.hset(
+            record,
+            mapping={
+                "owner": owner,
+                "status": "queued",
+                "mode": mode,
+                "files": len(request.get("files") or []),
+                "created_at": stamp,
+                "updated_at": stamp,
+                "attempts": 0,
+                "cancel_requested": "0",
+            },
+        )
         pipe.expire(record, self.ttl)
         pipe.set(req_key, json.dumps(request), ex=self.ttl)
-        pipe.xadd(events, {"event": "queued", "data": json.dumps({"status": "queued"})},
-                  maxlen=MAX_EVENTS, approximate=True)
+        pipe.xadd(
+            events,
+            {"event": "queued", "data": json.dumps({"status": "queued"})},
+            maxlen=MAX_EVENTS,
+            approximate=True,
+        )
         pipe.expire(events, self.ttl)
         pipe.xadd(QUEUE, {"thread_id": thread_id})
         await pipe.execute()
@@ -167,9 +179,7 @@ class JobStore:
         record = self.record_key(thread_id)
         return _text(await self._claim(keys=[record], args=[worker, now_iso()]))
 
-    async def finish(
-        self, thread_id: str, worker: str, status: str, **fields: str
-    ) -> bool:
+    async def finish(self, thread_id: str, worker: str, status: str, **fields: str) -> bool:
         """running -> ``status``, only if ``worker`` still holds the run (fencing)."""
         record, req_key, cancel, events = self._keys(thread_id)
         args: list[str | int] = [worker, status, now_iso(), self.ttl]
@@ -186,7 +196,7 @@ class JobStore:
         return done
 
     async def cancel(self, thread_id: str) -> str:
-        """"cancelled" (was queued), "cancelling" (a worker will stop it) or the status."""
+        """ "cancelled" (was queued), "cancelling" (a worker will stop it) or the status."""
         record, _, cancel, _ = self._keys(thread_id)
         return _text(await self._cancel(keys=[record, cancel], args=[now_iso(), self.ttl]))
 
@@ -204,14 +214,19 @@ class JobStore:
 
     async def update(self, thread_id: str, **fields: str | int) -> None:
         """Progress fields of a running analysis."""
-        await self.redis.hset(self.record_key(thread_id),
-                              mapping={k: str(v) for k, v in fields.items()})
+        await self.redis.hset(
+            self.record_key(thread_id), mapping={k: str(v) for k, v in fields.items()}
+        )
 
     # --- events ----------------------------------------------------------------------------
     async def emit(self, thread_id: str, event: str, data: dict[str, Any]) -> None:
         key = self._keys(thread_id)[3]
-        await self.redis.xadd(key, {"event": event, "data": json.dumps(data, default=str)},
-                              maxlen=MAX_EVENTS, approximate=True)
+        await self.redis.xadd(
+            key,
+            {"event": event, "data": json.dumps(data, default=str)},
+            maxlen=MAX_EVENTS,
+            approximate=True,
+        )
 
     async def read_events(
         self, thread_id: str, after: str, *, block_ms: int | None = None

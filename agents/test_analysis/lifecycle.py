@@ -47,8 +47,12 @@ async def start_analysis_worker(services: Services) -> None:
     """Start this process's background-analysis worker (unless ANALYSIS_WORKER_ENABLED=false)."""
     if not services.settings.analysis_worker_enabled:
         return
-    worker = AnalysisWorker(jobs=jobs_for(services), graph=services.graph,
-                            checkpointer=services.checkpointer, settings=services.settings)
+    worker = AnalysisWorker(
+        jobs=jobs_for(services),
+        graph=services.graph,
+        checkpointer=services.checkpointer,
+        settings=services.settings,
+    )
     await worker.start()
     services.extras["analysis_worker"] = worker
 

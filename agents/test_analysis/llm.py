@@ -59,8 +59,9 @@ class LLMBatch(BaseModel):
         """The tests as numbered source listings (line numbers are the file's own)."""
         parts: list[str] = []
         for unit in self.tests:
-            parts.append(f"### {unit.file} :: {unit.qualname} (lines {unit.start_line}-"
-                         f"{unit.end_line})")
+            parts.append(
+                f"### {unit.file} :: {unit.qualname} (lines {unit.start_line}-{unit.end_line})"
+            )
             for offset, text in enumerate(unit.source.split("\n")):
                 parts.append(f"{unit.start_line + offset:>5} | {text}")
             parts.append("")
@@ -100,8 +101,16 @@ def batch_tests_for_llm(
             source = parsed.segment(start, cut)
             if cut < end:
                 source += f"\n# ... ({end - cut} more lines not shown)"
-            units.append(LLMTestUnit(file=parsed.path, qualname=test.qualname, line=test.line,
-                                     start_line=start, end_line=end, source=source))
+            units.append(
+                LLMTestUnit(
+                    file=parsed.path,
+                    qualname=test.qualname,
+                    line=test.line,
+                    start_line=start,
+                    end_line=end,
+                    source=source,
+                )
+            )
     batches: list[LLMBatch] = []
     for index, offset in enumerate(range(0, len(units), batch_size)):
         chunk = units[offset : offset + batch_size]
@@ -177,9 +186,7 @@ def parse_llm_json(text: str) -> dict[str, Any]:
     except json.JSONDecodeError:
         start, end = body.find("{"), body.rfind("}")
         if start < 0 or end <= start:
-            raise MalformedLLMOutput(
-                f"the model's answer is not JSON: {text[:120]!r}"
-            ) from None
+            raise MalformedLLMOutput(f"the model's answer is not JSON: {text[:120]!r}") from None
         try:
             value = json.loads(body[start : end + 1])
         except json.JSONDecodeError as exc:
@@ -220,8 +227,9 @@ def validate_llm_review(
         try:
             item = LLMReviewFinding.model_validate(raw)
         except ValidationError as exc:
-            dropped.append(DroppedFinding(reason=f"invalid item: {exc.errors()[0]['msg']}",
-                                          item=raw))
+            dropped.append(
+                DroppedFinding(reason=f"invalid item: {exc.errors()[0]['msg']}", item=raw)
+            )
             continue
         reason, finding = _accept(item, batch, min_confidence)
         if finding is None:
@@ -253,8 +261,13 @@ def _accept(
         line = item.line
         end_line = min(max(item.end_line or line, line), unit.end_line)
     return "", Finding(
-        file=item.file, line=line, end_line=end_line, smell=entry.id, severity=entry.severity,
+        file=item.file,
+        line=line,
+        end_line=end_line,
+        smell=entry.id,
+        severity=entry.severity,
         message=item.message.strip()[:500] or entry.fires_when,
         suggestion=(item.suggestion or "").strip()[:1000] or generic_suggestion(entry.id),
-        confidence=item.confidence, source=Source.LLM,
+        confidence=item.confidence,
+        source=Source.LLM,
     )

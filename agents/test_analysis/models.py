@@ -109,32 +109,53 @@ class AnalysisConfig(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     verbose_test_max_statements: int = Field(
-        default=30, ge=1,
+        default=30,
+        ge=1,
         description="verbose-test fires above this many statements in a test body.",
     )
     obscure_setup_max_locals: int = Field(
-        default=10, ge=1,
+        default=10,
+        ge=1,
         description="obscure-setup fires above this many distinct local variables.",
     )
     lack_of_cohesion_threshold: float = Field(
-        default=0.6, ge=0.0, le=1.0,
+        default=0.6,
+        ge=0.0,
+        le=1.0,
         description="lack-of-cohesion fires when 1 - mean pairwise cosine similarity >= this.",
     )
     lack_of_cohesion_min_tests: int = Field(
-        default=2, ge=2,
+        default=2,
+        ge=2,
         description="Classes with fewer test methods are not judged for cohesion.",
     )
     magic_number_allowed: frozenset[float] = Field(
         default=_DEFAULT_ALLOWED_NUMBERS, description="Numeric literals that are never magic."
     )
     magic_number_ignored_keywords: tuple[str, ...] = Field(
-        default=("rel", "abs", "rtol", "atol", "places", "delta", "decimal", "nulp", "maxulp",
-                 "significant", "timeout"),
+        default=(
+            "rel",
+            "abs",
+            "rtol",
+            "atol",
+            "places",
+            "delta",
+            "decimal",
+            "nulp",
+            "maxulp",
+            "significant",
+            "timeout",
+        ),
         description="Keyword arguments of assertions whose values are tolerances, not data.",
     )
     assertion_helpers: tuple[str, ...] = Field(
-        default=("fnmatch_lines", "re_match_lines", "no_fnmatch_line", "no_re_match_line",
-                 "assert*"),
+        default=(
+            "fnmatch_lines",
+            "re_match_lines",
+            "no_fnmatch_line",
+            "no_re_match_line",
+            "assert*",
+        ),
         description=(
             "Call names (fnmatch patterns on the called name, any receiver) that count as "
             "assertions. 'assert*' covers assert_* helpers (numpy's assert_allclose), mock "
@@ -154,10 +175,25 @@ class AnalysisConfig(BaseModel):
         description="File names (fnmatch) whose module-level test* functions are tests.",
     )
     default_test_names: tuple[str, ...] = Field(
-        default=("MyTestCase", "MyTest", "MyTests", "MyTestClass", "ExampleTest",
-                 "ExampleTests", "ExampleTestCase", "SampleTest", "SampleTestCase",
-                 "TestExample", "TestSample", "TestMyClass", "TestClass", "TestCase1",
-                 "TestCase2", "Test1", "Test2"),
+        default=(
+            "MyTestCase",
+            "MyTest",
+            "MyTests",
+            "MyTestClass",
+            "ExampleTest",
+            "ExampleTests",
+            "ExampleTestCase",
+            "SampleTest",
+            "SampleTestCase",
+            "TestExample",
+            "TestSample",
+            "TestMyClass",
+            "TestClass",
+            "TestCase1",
+            "TestCase2",
+            "Test1",
+            "Test2",
+        ),
         description="Template class names that default-test reports.",
     )
     ignore: tuple[str, ...] = Field(
@@ -169,14 +205,17 @@ class AnalysisConfig(BaseModel):
         description="A bare noqa comment (no ids) suppresses every smell on its line.",
     )
     max_findings: int | None = Field(
-        default=10_000, ge=1,
+        default=10_000,
+        ge=1,
         description="Keep at most this many findings, highest severity and confidence first.",
     )
     llm_batch_size: int = Field(
         default=5, ge=1, le=50, description="Test functions per LLM review call."
     )
     llm_min_confidence: float = Field(
-        default=0.6, ge=0.0, le=1.0,
+        default=0.6,
+        ge=0.0,
+        le=1.0,
         description="LLM findings below this confidence are dropped.",
     )
 

@@ -48,8 +48,7 @@ SETUP_METHODS = frozenset(
 )
 #: Methods that only tear fixtures down; a field they read is infrastructure, not test data.
 TEARDOWN_METHODS = frozenset(
-    {"tearDown", "asyncTearDown", "tearDownClass", "teardown_method", "teardown_class",
-     "teardown"}
+    {"tearDown", "asyncTearDown", "tearDownClass", "teardown_method", "teardown_class", "teardown"}
 )
 
 _FuncDef = ast.FunctionDef | ast.AsyncFunctionDef
@@ -198,9 +197,18 @@ class ParsedFile:
 
     def light(self) -> ParsedFile:
         """A copy without the AST (what the cache stores); shares ``rule_memo``."""
-        return ParsedFile(self.path, self.content, self.line_count, self.error,
-                          self.is_test_file, self.test_file_patterns, self.tests, None,
-                          self.rule_memo, self._lines)
+        return ParsedFile(
+            self.path,
+            self.content,
+            self.line_count,
+            self.error,
+            self.is_test_file,
+            self.test_file_patterns,
+            self.tests,
+            None,
+            self.rule_memo,
+            self._lines,
+        )
 
 
 @dataclass(slots=True)
@@ -276,8 +284,14 @@ def _parse_uncached(path: str, content: str, patterns: tuple[str, ...]) -> Parse
     syntax = ParsedTree(tree)
     _discover(syntax, tree, test_file)
     tests = [
-        TestInfo(t.name, t.qualname, t.line, t.start_line, t.end_line,
-                 t.cls.qualname if t.cls is not None else None)
+        TestInfo(
+            t.name,
+            t.qualname,
+            t.line,
+            t.start_line,
+            t.end_line,
+            t.cls.qualname if t.cls is not None else None,
+        )
         for t in syntax.tests
     ]
     return ParsedFile(path, text, line_count, None, test_file, patterns, tests, syntax)

@@ -69,7 +69,8 @@ def validate_files(
             )
     check_limits(
         ((f.path, content_size(f.content)) for f in out),
-        max_files=max_files, max_total_bytes=max_total_bytes,
+        max_files=max_files,
+        max_total_bytes=max_total_bytes,
     )
     return out
 
@@ -77,10 +78,15 @@ def validate_files(
 def encoding_error_finding(path: str, problem: DecodeProblem) -> Finding:
     """The one ``encoding-error`` finding of a file whose bytes are not text."""
     return Finding(
-        file=path, line=problem.line, end_line=problem.line, smell=ENCODING_ERROR,
+        file=path,
+        line=problem.line,
+        end_line=problem.line,
+        smell=ENCODING_ERROR,
         severity=smell(ENCODING_ERROR).severity,
         message=problem.message[0].upper() + problem.message[1:] + ".",
-        suggestion=generic_suggestion(ENCODING_ERROR), confidence=1.0, source=Source.RULE,
+        suggestion=generic_suggestion(ENCODING_ERROR),
+        confidence=1.0,
+        source=Source.RULE,
         context={"error": problem.message},
     )
 
@@ -121,18 +127,23 @@ def analyze_files(
             if ENCODING_ERROR not in config.ignore:
                 rule_findings.append(encoding_error_finding(source.path, text))
             continue
-        parsed = parse_file(source.path, text, test_file_patterns=patterns, cache=cache,
-                            stats=stats)
+        parsed = parse_file(
+            source.path, text, test_file_patterns=patterns, cache=cache, stats=stats
+        )
         t1 = time.perf_counter()
         parse_s += t1 - t0
         if source.path in needs_context:
             parsed_files[source.path] = parsed
         rule_findings.extend(check_file(parsed, config))
         rules_s += time.perf_counter() - t1
-        reports.append(FileReport(
-            path=source.path, status="ok" if parsed.ok else SYNTAX_ERROR,
-            lines=parsed.line_count, tests=len(parsed.tests),
-        ))
+        reports.append(
+            FileReport(
+                path=source.path,
+                status="ok" if parsed.ok else SYNTAX_ERROR,
+                lines=parsed.line_count,
+                tests=len(parsed.tests),
+            )
+        )
     t2 = time.perf_counter()
     issues, summary = synthesize(rule_findings, llm_findings, max_findings=config.max_findings)
     t3 = time.perf_counter()

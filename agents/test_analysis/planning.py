@@ -168,11 +168,18 @@ def _unplanned(
 ) -> dict[str, Any]:
     plan = AnalysisPlan(
         status=status,  # type: ignore[typeddict-item]
-        problem=problem, source=request.get("source", "api"),
-        mode=mode, requested_mode=mode,  # type: ignore[typeddict-item]
-        warnings=[], config={}, files=[], tests=0, batches=[],
+        problem=problem,
+        source=request.get("source", "api"),
+        mode=mode,
+        requested_mode=mode,  # type: ignore[typeddict-item]
+        warnings=[],
+        config={},
+        files=[],
+        tests=0,
+        batches=[],
         estimate=Estimate(llm_calls=0, prompt_tokens=0, output_tokens=0, seconds=0.0),
-        cache_hits=0, started_at=started,
+        cache_hits=0,
+        started_at=started,
     )
     return {**_reset(), "analysis_plan": plan, "analysis_request": request}
 
@@ -208,27 +215,39 @@ def make_plan_node(
         for entry in request["files"]:
             path, text = entry["path"], entry.get("content") or ""
             if entry.get("decode_error"):
-                files.append(PlannedFile(path=path, bytes=0, lines=0, cached=False,
-                                         decode_error=True))
+                files.append(
+                    PlannedFile(path=path, bytes=0, lines=0, cached=False, decode_error=True)
+                )
                 continue
             cached = filework.is_cached(path, text, patterns)
             n = count_lines(text)
             lines += n
-            files.append(PlannedFile(path=path, bytes=content_size(text), lines=n,
-                                     cached=cached, decode_error=False))
+            files.append(
+                PlannedFile(
+                    path=path, bytes=content_size(text), lines=n, cached=cached, decode_error=False
+                )
+            )
             if uses_llm(mode):
                 rules = config if uses_rules(mode) else None
                 parsed.append(filework.parsed(path, text, patterns=patterns, rules=rules))
         batches = batch_tests_for_llm(parsed, config.llm_batch_size) if parsed else []
         plan = AnalysisPlan(
-            status="ready", problem=None, source=source, mode=mode,
+            status="ready",
+            problem=None,
+            source=source,
+            mode=mode,
             requested_mode=cast(AnalysisMode, requested),
-            warnings=warnings, config=config.model_dump(mode="json"), files=files,
+            warnings=warnings,
+            config=config.model_dump(mode="json"),
+            files=files,
             tests=sum(len(p.tests) for p in parsed) if uses_llm(mode) else None,
             batches=[
-                BatchRef(batch_id=b.batch_id, index=b.index,
-                         tests=[f"{u.file}::{u.qualname}" for u in b.tests],
-                         estimated_tokens=b.estimated_tokens)
+                BatchRef(
+                    batch_id=b.batch_id,
+                    index=b.index,
+                    tests=[f"{u.file}::{u.qualname}" for u in b.tests],
+                    estimated_tokens=b.estimated_tokens,
+                )
                 for b in batches
             ],
             estimate=_estimate(settings, lines, batches),

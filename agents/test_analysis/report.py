@@ -17,8 +17,12 @@ def _plural(n: int, word: str) -> str:
 
 
 def _rank(issue: dict[str, Any]) -> tuple[int, float, str, int]:
-    return (-Severity(issue["severity"]).rank, -float(issue.get("confidence", 0.0)),
-            issue["file"], issue["line"])
+    return (
+        -Severity(issue["severity"]).rank,
+        -float(issue.get("confidence", 0.0)),
+        issue["file"],
+        issue["line"],
+    )
 
 
 def summary_text(result: dict[str, Any], top: int = TOP_FINDINGS) -> str:

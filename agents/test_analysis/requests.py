@@ -58,11 +58,13 @@ class AnalyzeRequest(BaseModel):
         None, description="rules-only | llm-only | hybrid (default: ANALYSIS_DEFAULT_MODE)."
     )
     config: AnalysisConfig | None = Field(
-        None, description="Overrides of the rule and review settings; fields left out keep "
-        "the server's settings."
+        None,
+        description="Overrides of the rule and review settings; fields left out keep "
+        "the server's settings.",
     )
     allow_downgrade: bool | None = Field(
-        None, description="Run rules-only when an LLM mode is asked for and no chat model is "
+        None,
+        description="Run rules-only when an LLM mode is asked for and no chat model is "
         "configured (default: ANALYSIS_ALLOW_DOWNGRADE).",
     )
 
@@ -88,30 +90,42 @@ def prepare(
     Raises :class:`AnalysisInputError` subclasses carrying the HTTP status.
     """
     raw = [{"path": item.path, "content": _content(item)} for item in body.files]
-    sources = validate_files(raw, max_files=settings.max_files,
-                             max_total_bytes=settings.max_request_bytes)
+    sources = validate_files(
+        raw, max_files=settings.max_files, max_total_bytes=settings.max_request_bytes
+    )
     files: list[SourceEntry] = []
     for source in sources:
         text = decode_content(source.content)
         if isinstance(text, DecodeProblem):
-            files.append(SourceEntry(path=source.path, content="",
-                                     decode_error={"message": text.message, "line": text.line}))
+            files.append(
+                SourceEntry(
+                    path=source.path,
+                    content="",
+                    decode_error={"message": text.message, "line": text.line},
+                )
+            )
         else:
             files.append(SourceEntry(path=source.path, content=text, decode_error=None))
     overrides = (
         body.config.model_dump(mode="json", include=body.config.model_fields_set)
-        if body.config is not None else {}
+        if body.config is not None
+        else {}
     )
     try:
         effective_config(settings, overrides)  # fail here, not in the graph
     except ValidationError as exc:
         raise InvalidRequestError(f"invalid config: {exc.errors()[0]['msg']}") from None
     requested = body.mode or settings.analysis_default_mode
-    allow = settings.analysis_allow_downgrade if body.allow_downgrade is None else \
-        body.allow_downgrade
+    allow = (
+        settings.analysis_allow_downgrade if body.allow_downgrade is None else body.allow_downgrade
+    )
     mode, warnings = resolve_mode(requested, has_model=has_model, allow_downgrade=allow)
     request = AnalysisRequestData(
-        files=files, mode=requested, config=overrides,
-        allow_downgrade=allow, message_id=None, source="api",
+        files=files,
+        mode=requested,
+        config=overrides,
+        allow_downgrade=allow,
+        message_id=None,
+        source="api",
     )
     return request, mode, warnings

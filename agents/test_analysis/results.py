@@ -126,15 +126,21 @@ def check(state: MultiAgentState, result: dict[str, Any]) -> QualityReport:
     reported = [f.get("path") for f in result["files"]]
     missing = sorted(set(planned) - set(reported))
     extra = sorted(set(reported) - set(planned))
-    verdict("files", [f"no report for input file {p}" for p in missing]
-            + [f"report for a file not in the request: {p}" for p in extra]
-            + ([] if len(reported) == len(set(reported)) else ["a file is reported twice"]))
+    verdict(
+        "files",
+        [f"no report for input file {p}" for p in missing]
+        + [f"report for a file not in the request: {p}" for p in extra]
+        + ([] if len(reported) == len(set(reported)) else ["a file is reported twice"]),
+    )
 
     lost = []
     if uses_llm(plan.get("mode", "")):
         done = set((state.get("llm_reviews") or {}).keys())
-        lost = [f"LLM batch {b['index']} ({b['batch_id']}) never reported back"
-                for b in plan.get("batches") or [] if b["batch_id"] not in done]
+        lost = [
+            f"LLM batch {b['index']} ({b['batch_id']}) never reported back"
+            for b in plan.get("batches") or []
+            if b["batch_id"] not in done
+        ]
     verdict("batches", lost)
 
     metrics = result["metrics"]

@@ -67,8 +67,9 @@ class LLMUnavailableError(RuntimeError):
 
 def review_messages(batch: LLMBatch) -> list[BaseMessage]:
     """The prompt of one batch."""
-    user = REVIEW_USER.format(batch_id=batch.batch_id, count=len(batch.tests),
-                              listing=batch.render())
+    user = REVIEW_USER.format(
+        batch_id=batch.batch_id, count=len(batch.tests), listing=batch.render()
+    )
     return [SystemMessage(REVIEW_SYSTEM), HumanMessage(user)]
 
 
@@ -151,8 +152,15 @@ def make_review_node(deps: GraphDeps) -> Callable[[ReviewTask], Awaitable[dict[s
         answer, calls, problem = await ask_for_review(
             model, batch, structured=reviewers.for_model(model)
         )
-        review = BatchReview(batch_id=batch.batch_id, index=batch.index, status="malformed",
-                             findings=[], dropped=0, calls=calls, error=problem)
+        review = BatchReview(
+            batch_id=batch.batch_id,
+            index=batch.index,
+            status="malformed",
+            findings=[],
+            dropped=0,
+            calls=calls,
+            error=problem,
+        )
         if answer is not None:
             try:
                 checked = validate_llm_review(answer, batch, task["min_confidence"])
@@ -160,8 +168,12 @@ def make_review_node(deps: GraphDeps) -> Callable[[ReviewTask], Awaitable[dict[s
                 review["error"] = str(exc)
             else:
                 review = BatchReview(
-                    batch_id=batch.batch_id, index=batch.index, status="ok", calls=calls,
-                    error=None, dropped=len(checked.dropped),
+                    batch_id=batch.batch_id,
+                    index=batch.index,
+                    status="ok",
+                    calls=calls,
+                    error=None,
+                    dropped=len(checked.dropped),
                     findings=[f.model_dump(mode="json") for f in checked.findings],
                 )
         return {"llm_reviews": {batch.batch_id: review}, "analysis_stages": ["review_with_llm"]}

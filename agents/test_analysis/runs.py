@@ -33,9 +33,7 @@ def run_config(thread_id: str, owner: str = "") -> RunnableConfig:
     }
 
 
-def analysis_input(
-    request: AnalysisRequestData, *, thread_id: str, user_id: str
-) -> Command[Any]:
+def analysis_input(request: AnalysisRequestData, *, thread_id: str, user_id: str) -> Command[Any]:
     """The graph input that starts an analysis of ``request`` on ``thread_id``."""
     files = request.get("files") or []
     mode = request.get("mode") or "the default mode"
@@ -74,8 +72,10 @@ async def run_sync(
     """Run one analysis to the end and return its result (TimeoutError after ``timeout``)."""
     thread_id = uuid.uuid4().hex
     state = await asyncio.wait_for(
-        graph.ainvoke(analysis_input(request, thread_id=thread_id, user_id=owner),
-                      run_config(thread_id, owner)),
+        graph.ainvoke(
+            analysis_input(request, thread_id=thread_id, user_id=owner),
+            run_config(thread_id, owner),
+        ),
         timeout,
     )
     return result_of(state)

@@ -65,10 +65,18 @@ def make_parse_files(filework: FileWork) -> Node:
             if entry.get("decode_error"):
                 report = FileReport(path=path, status=ENCODING_ERROR)
             else:
-                parsed = filework.parsed(path, entry.get("content") or "",
-                                         patterns=config.test_file_patterns, rules=rules)
-                report = FileReport(path=path, status="ok" if parsed.ok else SYNTAX_ERROR,
-                                    lines=parsed.line_count, tests=len(parsed.tests))
+                parsed = filework.parsed(
+                    path,
+                    entry.get("content") or "",
+                    patterns=config.test_file_patterns,
+                    rules=rules,
+                )
+                report = FileReport(
+                    path=path,
+                    status="ok" if parsed.ok else SYNTAX_ERROR,
+                    lines=parsed.line_count,
+                    tests=len(parsed.tests),
+                )
             reports.append({**report.model_dump(), "cached": cached.get(path, False)})
         return {"analysis_files": reports, "analysis_stages": ["parse_files"]}
 
@@ -86,11 +94,20 @@ def make_check_rules(filework: FileWork) -> Node:
             problem = entry.get("decode_error")
             if problem:
                 if ENCODING_ERROR not in config.ignore:
-                    found.append(encoding_error_finding(
-                        path, DecodeProblem(problem["message"], problem["line"])))
+                    found.append(
+                        encoding_error_finding(
+                            path, DecodeProblem(problem["message"], problem["line"])
+                        )
+                    )
                 continue
-            found.extend(filework.findings(path, entry.get("content") or "",
-                                           patterns=config.test_file_patterns, rules=config))
+            found.extend(
+                filework.findings(
+                    path,
+                    entry.get("content") or "",
+                    patterns=config.test_file_patterns,
+                    rules=config,
+                )
+            )
         return {"rule_findings": _dump(found), "analysis_stages": ["check_rules"]}
 
     return check_rules
@@ -121,8 +138,12 @@ def make_enhance_findings(filework: FileWork) -> Node:
         # their line, so only their files are looked up (a cache hit in the same process).
         wanted = {f.file for f in findings if f.source is Source.LLM}
         parsed = {
-            entry["path"]: filework.parsed(entry["path"], entry.get("content") or "",
-                                           patterns=config.test_file_patterns, rules=None)
+            entry["path"]: filework.parsed(
+                entry["path"],
+                entry.get("content") or "",
+                patterns=config.test_file_patterns,
+                rules=None,
+            )
             for entry in _files(state)
             if entry["path"] in wanted and not entry.get("decode_error")
         }

@@ -57,9 +57,7 @@ def sort_findings(findings: Iterable[Finding]) -> list[Finding]:
     return sorted(findings, key=lambda f: (f.file, f.line, -f.severity.rank, f.smell))
 
 
-def prioritise(
-    findings: list[Finding], max_findings: int | None
-) -> tuple[list[Finding], int]:
+def prioritise(findings: list[Finding], max_findings: int | None) -> tuple[list[Finding], int]:
     """Keep the ``max_findings`` most important findings; returns ``(kept, dropped)``."""
     if max_findings is None or len(findings) <= max_findings:
         return sort_findings(findings), 0

@@ -26,8 +26,8 @@ TEMPLATES: dict[str, FixTemplate] = {
     "assertion-roulette": T(
         "Give each assertion a message (or split the test) so a failure says which check broke.",
         "{test} has {count} assertions, {unlabelled} without a message: add messages such as "
-        "`{first}, \"<what this checks>\"`, or split it into one test per behaviour.",
-        "# before\n{first}\n# after\n{first}, \"<what this checks>\"",
+        '`{first}, "<what this checks>"`, or split it into one test per behaviour.',
+        '# before\n{first}\n# after\n{first}, "<what this checks>"',
         'assert total == 3, "total after adding three items"\n'
         'assert cart.empty is False, "cart keeps items after checkout"',
     ),
@@ -36,8 +36,8 @@ TEMPLATES: dict[str, FixTemplate] = {
         "check.",
         "Replace the {construct} around `{assertion}` with @pytest.mark.parametrize (or "
         "self.subTest in unittest) so every case runs and is reported separately.",
-        "@pytest.mark.parametrize(\"case\", CASES)\ndef {test}(case):\n    {assertion}",
-        "@pytest.mark.parametrize(\"value, expected\", [(1, 2), (2, 4)])\n"
+        '@pytest.mark.parametrize("case", CASES)\ndef {test}(case):\n    {assertion}',
+        '@pytest.mark.parametrize("value, expected", [(1, 2), (2, 4)])\n'
         "def test_double(value, expected):\n    assert double(value) == expected",
     ),
     "constructor-init": T(
@@ -67,7 +67,7 @@ TEMPLATES: dict[str, FixTemplate] = {
         "{test} has no code, so it always passes: implement it, or delete it (or mark it "
         "@pytest.mark.skip(reason=...) while it is pending).",
         "def {test}():\n    result = subject()\n    assert result == expected",
-        "def test_parse_empty():\n    assert parse(\"\") == []",
+        'def test_parse_empty():\n    assert parse("") == []',
     ),
     "exception-handling": T(
         "Use pytest.raises / self.assertRaises instead of try/except or raise in the test.",
@@ -75,7 +75,7 @@ TEMPLATES: dict[str, FixTemplate] = {
         "(or `with self.assertRaises({exception}):`); use pytest.fail(...) for explicit "
         "failures.",
         "with pytest.raises({exception}):\n    call_that_fails()",
-        "with pytest.raises(ValueError, match=\"negative\"):\n    sqrt(-1)",
+        'with pytest.raises(ValueError, match="negative"):\n    sqrt(-1)',
     ),
     "general-fixture": T(
         "Keep only what every test needs in the shared fixture; build the rest in the tests "
@@ -90,9 +90,9 @@ TEMPLATES: dict[str, FixTemplate] = {
         "Give the skip a reason (and a condition), or delete the test.",
         "{marker} on {test} needs a reason, and an unconditional skip hides the test forever: "
         "use skipif with a condition and reason=..., fix the test, or delete it.",
-        "@pytest.mark.skipif(sys.platform == \"win32\", reason=\"no fork on Windows\")\n"
+        '@pytest.mark.skipif(sys.platform == "win32", reason="no fork on Windows")\n'
         "def {test}():\n    ...",
-        "@pytest.mark.skipif(sys.platform == \"win32\", reason=\"no fork on Windows\")",
+        '@pytest.mark.skipif(sys.platform == "win32", reason="no fork on Windows")',
     ),
     "lack-of-cohesion": T(
         "Split the class so each class tests one unit.",
@@ -103,8 +103,7 @@ TEMPLATES: dict[str, FixTemplate] = {
     ),
     "magic-number": T(
         "Name the number (a constant or a variable) so the assertion explains itself.",
-        "Replace {numbers} in `{assertion}` with a named constant that says what the value "
-        "means.",
+        "Replace {numbers} in `{assertion}` with a named constant that says what the value means.",
         "EXPECTED_{constant} = {number}\n{fixed}",
         "EXPECTED_ROWS = 42\nassert len(rows) == EXPECTED_ROWS",
     ),
@@ -113,12 +112,11 @@ TEMPLATES: dict[str, FixTemplate] = {
         "`{call}` uses a real {resource}: create the data in tmp_path / tmp_path_factory, or "
         "replace the {resource} with a mock or an in-memory fake.",
         "{guest_example}",
-        "def test_reads_config(tmp_path):\n    path = tmp_path / \"config.toml\"\n"
-        "    path.write_text(\"debug = true\")\n    assert load(path).debug",
+        'def test_reads_config(tmp_path):\n    path = tmp_path / "config.toml"\n'
+        '    path.write_text("debug = true")\n    assert load(path).debug',
     ),
     "obscure-setup": T(
-        "Move the in-line set-up into fixtures or a builder so the test shows only what "
-        "matters.",
+        "Move the in-line set-up into fixtures or a builder so the test shows only what matters.",
         "{test} assigns {count} local variables (limit {limit}): move set-up into fixtures or "
         "a helper/builder and keep only the values the assertion depends on.",
         "@pytest.fixture\ndef order():\n    return make_order(items=3)\n\n"
@@ -135,8 +133,8 @@ TEMPLATES: dict[str, FixTemplate] = {
         "Remove the print; assert on the value, use logging, or capture output with capsys.",
         "Remove `{call}`: assert on the value instead, or if output is the behaviour under "
         "test, capture it with capsys.",
-        "def {test}(capsys):\n    run()\n    assert \"done\" in capsys.readouterr().out",
-        "def test_cli(capsys):\n    main()\n    assert \"done\" in capsys.readouterr().out",
+        'def {test}(capsys):\n    run()\n    assert "done" in capsys.readouterr().out',
+        'def test_cli(capsys):\n    main()\n    assert "done" in capsys.readouterr().out',
     ),
     "sensitive-equality": T(
         "Compare the object's fields (or the object itself), not its str()/repr() text.",
@@ -156,8 +154,7 @@ TEMPLATES: dict[str, FixTemplate] = {
     ),
     "suboptimal-assert": T(
         "Use the specific assertion so the failure message shows both values.",
-        "Use `{fixed}` instead of `{assertion}`: the specific form reports both values on "
-        "failure.",
+        "Use `{fixed}` instead of `{assertion}`: the specific form reports both values on failure.",
         "# before\n{assertion}\n# after\n{fixed}",
         "self.assertEqual(result, expected)",
     ),

@@ -146,8 +146,7 @@ def check_limits(
         seen.add(path)
     if count > max_files:
         raise LimitExceededError(
-            f"request has {count} files; the limit is {max_files}. Split it into smaller "
-            "analyses"
+            f"request has {count} files; the limit is {max_files}. Split it into smaller analyses"
         )
     if total > max_total_bytes:
         raise LimitExceededError(

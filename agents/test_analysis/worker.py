@@ -105,8 +105,11 @@ class AnalysisWorker:
             consumers = await self.redis.xinfo_consumers(QUEUE, GROUP)
             for consumer in consumers:
                 name = _text(consumer.get("name"))
-                if (name != self.name and int(consumer.get("pending", 0)) == 0
-                        and int(consumer.get("idle", 0)) > PRUNE_AFTER_MS):
+                if (
+                    name != self.name
+                    and int(consumer.get("pending", 0)) == 0
+                    and int(consumer.get("idle", 0)) > PRUNE_AFTER_MS
+                ):
                     await self.redis.xgroup_delconsumer(QUEUE, GROUP, name)
         except RedisError as exc:
             log.warning("could not prune stale analysis consumers: %s", exc)
@@ -131,8 +134,11 @@ class AnalysisWorker:
         while True:
             free = self.settings.analysis_worker_concurrency - len(self._runs)
             if free <= 0:
-                await asyncio.wait(list(self._runs.values()), timeout=self.beat,
-                                   return_when=asyncio.FIRST_COMPLETED)
+                await asyncio.wait(
+                    list(self._runs.values()),
+                    timeout=self.beat,
+                    return_when=asyncio.FIRST_COMPLETED,
+                )
                 continue
             try:
                 entries: list[tuple[str, str | None]] = []
@@ -150,15 +156,20 @@ class AnalysisWorker:
 
     async def _read_new(self, count: int) -> list[tuple[str, str | None]]:
         block = int(min(self.beat, 2.0) * 1000)
-        found = await self.redis.xreadgroup(GROUP, self.name, {QUEUE: ">"}, count=count,
-                                            block=block)
-        return [(_text(eid), _thread(fields))
-                for _, items in stream_entries(found) for eid, fields in items]
+        found = await self.redis.xreadgroup(
+            GROUP, self.name, {QUEUE: ">"}, count=count, block=block
+        )
+        return [
+            (_text(eid), _thread(fields))
+            for _, items in stream_entries(found)
+            for eid, fields in items
+        ]
 
     async def _autoclaim(self, count: int) -> list[tuple[str, str | None]]:
         """Entries whose worker stopped refreshing them for longer than the claim timeout."""
-        reply = await self.redis.xautoclaim(QUEUE, GROUP, self.name, min_idle_time=self.claim_ms,
-                                            start_id="0-0", count=count)
+        reply = await self.redis.xautoclaim(
+            QUEUE, GROUP, self.name, min_idle_time=self.claim_ms, start_id="0-0", count=count
+        )
         claimed = reply[1] if len(reply) > 1 else []
         entries = []
         for entry_id, fields in claimed:
@@ -210,8 +221,9 @@ class AnalysisWorker:
             # else it was taken over: the new owner holds the entry and the record
         except Exception as exc:
             log.exception("analysis %s failed", thread_id)
-            await self._close(entry_id, thread_id, "failed", {"error": describe_failure(exc)},
-                              detail=str(exc))
+            await self._close(
+                entry_id, thread_id, "failed", {"error": describe_failure(exc)}, detail=str(exc)
+            )
         else:
             await self._close(entry_id, thread_id, "done", {"result": result})
         finally:
@@ -226,20 +238,28 @@ class AnalysisWorker:
             request = await self.jobs.load_request(thread_id)
             if request is None:
                 raise RuntimeError("the analysis request has expired; submit it again")
-            inp: Any = analysis_input(request, thread_id=thread_id,
-                                      user_id=record.get("owner", "anonymous"))
+            inp: Any = analysis_input(
+                request, thread_id=thread_id, user_id=record.get("owner", "anonymous")
+            )
         elif not snapshot.next:  # finished before its worker could record it
             return result_of(dict(snapshot.values))
         else:
             inp = None  # resume: LangGraph reruns only the tasks without saved writes
         done = len(await persisted_batches(self.checkpointer, thread_id))
         stages: list[str] = list((snapshot.values or {}).get("analysis_stages") or [])
-        await self.jobs.emit(thread_id, "started", {
-            "worker": self.name, "resumed": inp is None, "batches_done": done,
-            "attempt": int(record.get("attempts", "1") or 1),
-        })
-        async for chunk in self.graph.astream(inp, config, stream_mode="updates",
-                                              durability="sync"):
+        await self.jobs.emit(
+            thread_id,
+            "started",
+            {
+                "worker": self.name,
+                "resumed": inp is None,
+                "batches_done": done,
+                "attempt": int(record.get("attempts", "1") or 1),
+            },
+        )
+        async for chunk in self.graph.astream(
+            inp, config, stream_mode="updates", durability="sync"
+        ):
             for node, update in (chunk or {}).items():
                 if node == "review_with_llm":
                     done += 1
@@ -268,8 +288,9 @@ class AnalysisWorker:
                 log.warning("heartbeat of analysis %s failed: %s", thread_id, exc)
                 continue
             if not owned:
-                log.warning("analysis %s was taken over by another worker; stopping here",
-                            thread_id)
+                log.warning(
+                    "analysis %s was taken over by another worker; stopping here", thread_id
+                )
                 self._stop_reason[thread_id] = "lost"
             elif cancel:
                 self._stop_reason[thread_id] = "cancel"
@@ -280,8 +301,13 @@ class AnalysisWorker:
 
     # --- queue bookkeeping -----------------------------------------------------------------
     async def _close(
-        self, entry_id: str, thread_id: str, status: str, payload: dict[str, Any],
-        *, detail: str | None = None,
+        self,
+        entry_id: str,
+        thread_id: str,
+        status: str,
+        payload: dict[str, Any],
+        *,
+        detail: str | None = None,
     ) -> None:
         fields = {k: v if isinstance(v, str) else json.dumps(v) for k, v in payload.items()}
         if status == "done":
@@ -305,22 +331,28 @@ class AnalysisWorker:
     async def _release(self, entry_id: str) -> None:
         """Make a running entry claimable at once (graceful stop), keeping it pending."""
         with contextlib.suppress(RedisError):
-            await self.redis.xclaim(QUEUE, GROUP, self.name, 0, [entry_id],
-                                    idle=self.claim_ms + 1, justid=True)
+            await self.redis.xclaim(
+                QUEUE, GROUP, self.name, 0, [entry_id], idle=self.claim_ms + 1, justid=True
+            )
 
     async def _too_many_deliveries(self, entry_id: str, thread_id: str) -> bool:
-        pending = await self.redis.xpending_range(QUEUE, GROUP, min=entry_id, max=entry_id,
-                                                  count=1)
+        pending = await self.redis.xpending_range(QUEUE, GROUP, min=entry_id, max=entry_id, count=1)
         times = int(pending[0]["times_delivered"]) if pending else 1
         if times <= self.settings.analysis_max_deliveries:
             return False
-        log.error("analysis %s was started %d times without finishing; failing it",
-                  thread_id, times)
+        log.error(
+            "analysis %s was started %d times without finishing; failing it", thread_id, times
+        )
         await self.jobs.claim(thread_id, self.name)
-        await self._close(entry_id, thread_id, "failed", {
-            "error": f"the analysis was started {times} times and its worker stopped every "
-            "time (ANALYSIS_MAX_DELIVERIES); resume it once the cause is fixed",
-        })
+        await self._close(
+            entry_id,
+            thread_id,
+            "failed",
+            {
+                "error": f"the analysis was started {times} times and its worker stopped every "
+                "time (ANALYSIS_MAX_DELIVERIES); resume it once the cause is fixed",
+            },
+        )
         return True
 
 

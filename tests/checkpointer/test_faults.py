@@ -49,9 +49,9 @@ async def test_redis_outage_mid_run_then_resume(mode: Mode, private_redis: Redis
     config: Any = {"configurable": {"thread_id": "outage"}}
     async with open_saver(private_redis.url, mode) as saver:
         graph = Runner(
-            pipeline(private_redis, calls).compile(checkpointer=saver).with_config(
-                durability="sync"
-            ),
+            pipeline(private_redis, calls)
+            .compile(checkpointer=saver)
+            .with_config(durability="sync"),
             mode,
         )
         with pytest.raises(RedisUnavailableError) as raised:

@@ -82,8 +82,10 @@ async def test_keep_latest_refuses_delta_channel_threads(shared_url: str, key_pr
     async with open_saver(shared_url, "async", key_prefix=key_prefix) as saver:
         await SCENARIOS["delta_channel"](Env(saver, "async"), "delta")
         await SCENARIOS["send_fan_out"](Env(saver, "async"), "plain")
-        before = {t: [c async for c in saver.alist({"configurable": {"thread_id": t}})]
-                  for t in ("delta", "plain")}
+        before = {
+            t: [c async for c in saver.alist({"configurable": {"thread_id": t}})]
+            for t in ("delta", "plain")
+        }
         assert any("counters_since_delta_snapshot" in c.metadata for c in before["delta"])
         with pytest.raises(NotImplementedError, match="DeltaChannel"):
             await saver.aprune(["plain", "delta"], strategy="keep_latest")
@@ -104,8 +106,15 @@ async def test_cross_thread_operations_on_redis_cluster(redis_cluster: RedisClus
             await SCENARIOS["send_fan_out"](Env(saver, "async"), thread)
             await saver.aput(
                 {"configurable": {"thread_id": thread, "checkpoint_ns": ""}},
-                {"v": 4, "id": str(uuid.uuid4()), "ts": "", "channel_values": {},
-                 "channel_versions": {}, "versions_seen": {}, "updated_channels": None},
+                {
+                    "v": 4,
+                    "id": str(uuid.uuid4()),
+                    "ts": "",
+                    "channel_values": {},
+                    "channel_versions": {},
+                    "versions_seen": {},
+                    "updated_channels": None,
+                },
                 {"run_id": "shared-run"},
                 {},
             )

@@ -45,8 +45,13 @@ def config_view(config: Any) -> Any:
 def view(t: CheckpointTuple | None) -> Any:
     if t is None:
         return None
-    return (config_view(t.config), config_view(t.parent_config), t.checkpoint, t.metadata,
-            t.pending_writes)
+    return (
+        config_view(t.config),
+        config_view(t.parent_config),
+        t.checkpoint,
+        t.metadata,
+        t.pending_writes,
+    )
 
 
 def newest_first(tuples: list[CheckpointTuple]) -> list[CheckpointTuple]:
@@ -118,10 +123,17 @@ class SaverMachine(RuleBasedStateMachine):
         versions: dict[str, Any] = {}
         values: dict[str, Any] = {}
         if parent is not None:
-            versions = dict(self.model.get_tuple(
-                {"configurable": {"thread_id": thread, "checkpoint_ns": ns,
-                                  "checkpoint_id": parent}}
-            ).checkpoint["channel_versions"])  # type: ignore[union-attr]
+            versions = dict(
+                self.model.get_tuple(
+                    {
+                        "configurable": {
+                            "thread_id": thread,
+                            "checkpoint_ns": ns,
+                            "checkpoint_id": parent,
+                        }
+                    }
+                ).checkpoint["channel_versions"]
+            )  # type: ignore[union-attr]
             values = dict(self.objects[(thread, ns, parent)])
         new_versions: dict[str, Any] = {}
         for channel in ("messages", "tags", "count", "note"):
@@ -204,13 +216,18 @@ class SaverMachine(RuleBasedStateMachine):
     @rule(
         thread=st.sampled_from([None, *THREADS]),
         ns=st.sampled_from([None, *NAMESPACES]),
-        filter=st.sampled_from([None, {}, {"run_id": "r1"}, {"step": 2}, {"source": "loop",
-                                                                          "step": 0}]),
+        filter=st.sampled_from(
+            [None, {}, {"run_id": "r1"}, {"step": 2}, {"source": "loop", "step": 0}]
+        ),
         limit=st.sampled_from([None, 0, 1, 2, 5]),
         data=st.data(),
     )
     def list(
-        self, thread: str | None, ns: str | None, filter: Any, limit: int | None,
+        self,
+        thread: str | None,
+        ns: str | None,
+        filter: Any,
+        limit: int | None,
         data: st.DataObject,
     ) -> None:
         ids = sorted({c for _, _, c in self._stored()})

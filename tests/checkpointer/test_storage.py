@@ -119,12 +119,17 @@ def test_values_stored_once_and_as_serialized(shared_url: str, key_prefix: str) 
     keys = thread_keys(key_prefix, "t")
     base = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
     note = {"big": "x" * 1000}
-    first = saver.put(base, checkpoint({"note": note, "n": 1}, {"note": "1", "n": "1"}), {},
-                      {"note": "1", "n": "1"})
+    first = saver.put(
+        base,
+        checkpoint({"note": note, "n": 1}, {"note": "1", "n": "1"}),
+        {},
+        {"note": "1", "n": "1"},
+    )
     assert client.hlen(keys.blobs) == 2
     for n in range(2, 6):  # `note` unchanged: never written again
-        first = saver.put(first, checkpoint({"note": note, "n": n}, {"note": "1", "n": str(n)}),
-                          {}, {"n": str(n)})
+        first = saver.put(
+            first, checkpoint({"note": note, "n": n}, {"note": "1", "n": str(n)}), {}, {"n": str(n)}
+        )
     assert client.hlen(keys.blobs) == 6
     stored = client.hget(keys.blobs, b"\x00note\x001")
     assert stored == b"V" + typed(JsonPlusSerializer().dumps_typed(note))
@@ -140,16 +145,21 @@ def test_list_channel_grows_like_its_elements(shared_url: str, key_prefix: str) 
     sizes = {}
     for step in range(1, 81):
         messages = [*messages, AIMessage("word " * 100, id=f"m{step}")]  # like add_messages
-        config = saver.put(config, checkpoint({"messages": messages}, {"messages": str(step)}),
-                           {}, {"messages": str(step)})
+        config = saver.put(
+            config,
+            checkpoint({"messages": messages}, {"messages": str(step)}),
+            {},
+            {"messages": str(step)},
+        )
         if step in (20, 40, 80):
             sizes[step] = sum(client.memory_usage(k, samples=0) or 0 for k in keys.all)
     assert client.hlen(keys.elements) == 80 + 1  # each message once (+ the token)
     assert sizes[80] / sizes[40] < 2.1 and sizes[40] / sizes[20] < 2.1
     # Keep the first and the last 10 (message pruning): a few ranges, no element rewritten.
     messages = [messages[0], *messages[-10:]]
-    saver.put(config, checkpoint({"messages": messages}, {"messages": "81"}), {},
-              {"messages": "81"})
+    saver.put(
+        config, checkpoint({"messages": messages}, {"messages": "81"}), {}, {"messages": "81"}
+    )
     assert client.hlen(keys.elements) == 81
     assert client.hget(keys.blobs, b"\x00messages\x0081").count(b";") == 2
     # A new saver (nothing cached) reads all versions back.
@@ -166,8 +176,12 @@ def test_fragmented_list_is_stored_whole(shared_url: str, key_prefix: str) -> No
     saver = RedisSaver(client, key_prefix=key_prefix)
     keys = thread_keys(key_prefix, "t")
     value = [1, 2] * 20  # small ints are shared objects: every other element repeats
-    stored = saver.put({"configurable": {"thread_id": "t", "checkpoint_ns": ""}},
-                       checkpoint({"v": value}, {"v": "1"}), {}, {"v": "1"})
+    stored = saver.put(
+        {"configurable": {"thread_id": "t", "checkpoint_ns": ""}},
+        checkpoint({"v": value}, {"v": "1"}),
+        {},
+        {"v": "1"},
+    )
     assert client.hget(keys.blobs, b"\x00v\x001").startswith(b"V")
     assert saver.get_tuple(stored).checkpoint["channel_values"]["v"] == value  # type: ignore[union-attr]
     client.close()
@@ -190,25 +204,33 @@ def test_custom_serde_is_used_everywhere(shared_url: str, key_prefix: str) -> No
     client = redis.Redis.from_url(shared_url)
     saver = RedisSaver(client, key_prefix=key_prefix, serde=TaggingSerializer())
     values = {"messages": [HumanMessage("a", id="1"), AIMessage("b", id="2")], "n": 3}
-    stored = saver.put({"configurable": {"thread_id": "t", "checkpoint_ns": ""}},
-                       checkpoint(values, {"messages": "1", "n": "1"}), {"k": "v"},
-                       {"messages": "1", "n": "1"})
+    stored = saver.put(
+        {"configurable": {"thread_id": "t", "checkpoint_ns": ""}},
+        checkpoint(values, {"messages": "1", "n": "1"}),
+        {"k": "v"},
+        {"messages": "1", "n": "1"},
+    )
     saver.put_writes(stored, [("n", 4)], "task")
     got = saver.get_tuple(stored)
     assert got is not None and got.checkpoint["channel_values"] == values
     assert got.metadata["k"] == "v" and got.pending_writes == [("task", "n", 4)]
     keys = thread_keys(key_prefix, "t")
     stored_values = [*client.hvals(keys.blobs), *client.hvals(keys.elements)]
-    assert all(v.startswith((b"Vtag+", b"tag+", b"L")) for v in stored_values if v != b"E"
-               and len(v) > 20)
+    assert all(
+        v.startswith((b"Vtag+", b"tag+", b"L")) for v in stored_values if v != b"E" and len(v) > 20
+    )
     client.close()
 
 
 def test_damaged_thread_reports_the_missing_element(shared_url: str, key_prefix: str) -> None:
     client = redis.Redis.from_url(shared_url)
     saver = RedisSaver(client, key_prefix=key_prefix)
-    stored = saver.put({"configurable": {"thread_id": "t", "checkpoint_ns": ""}},
-                       checkpoint({"m": ["a", "b"]}, {"m": "1"}), {}, {"m": "1"})
+    stored = saver.put(
+        {"configurable": {"thread_id": "t", "checkpoint_ns": ""}},
+        checkpoint({"m": ["a", "b"]}, {"m": "1"}),
+        {},
+        {"m": "1"},
+    )
     keys = thread_keys(key_prefix, "t")
     victim = next(f for f in client.hkeys(keys.elements) if f != b"tok")
     client.hdel(keys.elements, victim)
@@ -263,7 +285,10 @@ async def test_parked_writes_ride_with_the_next_put(private_redis: RedisServer) 
         got = await saver.aget_tuple(first)
         assert got is not None
         assert sorted(w[1:] for w in got.pending_writes or []) == [
-            ("a", 1), ("b", 2), ("c", 3), ("x", 1)
+            ("a", 1),
+            ("b", 2),
+            ("c", 3),
+            ("x", 1),
         ]
 
 
@@ -278,9 +303,7 @@ async def test_parked_write_errors_reach_the_caller(private_redis: RedisServer) 
         private_redis.start()
 
 
-async def test_async_saver_sync_api_from_another_thread(
-    shared_url: str, key_prefix: str
-) -> None:
+async def test_async_saver_sync_api_from_another_thread(shared_url: str, key_prefix: str) -> None:
     async with AsyncRedisSaver.from_conn_string(shared_url, key_prefix=key_prefix) as saver:
         config = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
         stored = await asyncio.to_thread(

@@ -62,7 +62,11 @@ def test_langgraph_api_loads_the_factory(shared_url: str) -> None:
         "LANGGRAPH_CHECKPOINTER": '{"path": "./checkpointer/studio.py:make_saver"}',
     }
     done = subprocess.run(
-        [sys.executable, "-c", script], cwd=REPO, env=env, capture_output=True, text=True,
+        [sys.executable, "-c", script],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
         timeout=120,
     )
     assert done.returncode == 0, done.stderr[-2000:]

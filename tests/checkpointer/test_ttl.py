@@ -35,8 +35,9 @@ def put_one(saver: RedisSaver, thread: str, **metadata: Any) -> dict[str, Any]:
         "updated_channels": None,
     }
     config = {"configurable": {"thread_id": thread, "checkpoint_ns": ""}}
-    stored = saver.put(config, checkpoint, {"source": "loop", "step": 0, **metadata},
-                       {"messages": "1", "n": "1"})
+    stored = saver.put(
+        config, checkpoint, {"source": "loop", "step": 0, **metadata}, {"messages": "1", "n": "1"}
+    )
     saver.put_writes(stored, [("n", 2)], "task")
     return stored
 

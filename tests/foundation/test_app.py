@@ -144,9 +144,7 @@ def _alive(pid: int) -> bool:
 
 @pytest.mark.slow
 def test_embedded_defaults_start_persist_and_stop(tmp_path: Path) -> None:
-    settings = Settings(
-        _env_file=None, data_dir=tmp_path / "data", llm_provider="none"
-    )
+    settings = Settings(_env_file=None, data_dir=tmp_path / "data", llm_provider="none")
     app = create_app(settings)
     with TestClient(app) as client:
         body = client.get("/health").json()

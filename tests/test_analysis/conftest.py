@@ -43,12 +43,22 @@ def api_command(files: list[dict[str, Any]], mode: str = "hybrid", **request: An
     """The input the API builds for ``files`` (see agents.test_analysis.runs)."""
     message = HumanMessage("analyse these", id=uuid.uuid4().hex)
     entries = [{"path": f["path"], "content": f["content"], "decode_error": None} for f in files]
-    return Command(update={
-        "messages": [message], "target_agent": "test_analysis",
-        "analysis_request": {"files": entries, "mode": mode, "config": request.pop("config", {}),
-                             "allow_downgrade": request.pop("allow_downgrade", False),
-                             "message_id": message.id, "source": "api", **request},
-    }, goto="ingest")
+    return Command(
+        update={
+            "messages": [message],
+            "target_agent": "test_analysis",
+            "analysis_request": {
+                "files": entries,
+                "mode": mode,
+                "config": request.pop("config", {}),
+                "allow_downgrade": request.pop("allow_downgrade", False),
+                "message_id": message.id,
+                "source": "api",
+                **request,
+            },
+        },
+        goto="ingest",
+    )
 
 
 Analyse = Callable[..., Awaitable[dict[str, Any]]]
@@ -58,8 +68,9 @@ Analyse = Callable[..., Awaitable[dict[str, Any]]]
 def analyse() -> Analyse:
     """Run an analysis through a graph: ``await analyse(graph, files, mode)`` -> final state."""
 
-    async def run(graph: Any, files: list[dict[str, Any]], mode: str = "hybrid",
-                  **request: Any) -> dict[str, Any]:
+    async def run(
+        graph: Any, files: list[dict[str, Any]], mode: str = "hybrid", **request: Any
+    ) -> dict[str, Any]:
         state: dict[str, Any] = await graph.ainvoke(api_command(files, mode, **request))
         return state
 
@@ -79,9 +90,13 @@ def client(make_settings: Callable[..., Settings]) -> Iterator[TestClient]:
 def stub_settings(stub: StubOpenAI, **overrides: Any) -> dict[str, Any]:
     """Settings that send chat-model calls to ``stub`` (no LLM cache: every call reaches it)."""
     return {
-        "llm_provider": "openai", "openai_api_key": "sk-test", "openai_base_url": stub.base_url,
-        "llm_cache_ttl_seconds": 0, "llm_rate_limit_per_minute": 60_000,
-        **FAST_QUEUE, **overrides,
+        "llm_provider": "openai",
+        "openai_api_key": "sk-test",
+        "openai_base_url": stub.base_url,
+        "llm_cache_ttl_seconds": 0,
+        "llm_rate_limit_per_minute": 60_000,
+        **FAST_QUEUE,
+        **overrides,
     }
 
 

@@ -31,8 +31,9 @@ def synthetic_suite(
         body = ["import time", ""]
         for i in range(start, min(start + per_file, tests)):
             body += [f"def test_case_{i}():", f"    value = {i} * 3", "    time.sleep(0)", ""]
-        files.append({"path": f"{folder}/test_part_{start // per_file}.py",
-                      "content": "\n".join(body)})
+        files.append(
+            {"path": f"{folder}/test_part_{start // per_file}.py", "content": "\n".join(body)}
+        )
     return files
 
 
@@ -61,10 +62,18 @@ class BatchRecorder:
             self.finished.append((time.monotonic(), batch.group(1)))
         path, _name, start, _end = header.groups()
         line = int(start)
-        return {"findings": [{
-            "file": path, "line": line, "smell": self.smell, "confidence": self.confidence,
-            "message": "The test multiplies by a literal.", "suggestion": "Name the constant.",
-        }]}
+        return {
+            "findings": [
+                {
+                    "file": path,
+                    "line": line,
+                    "smell": self.smell,
+                    "confidence": self.confidence,
+                    "message": "The test multiplies by a literal.",
+                    "suggestion": "Name the constant.",
+                }
+            ]
+        }
 
     # the stub server's responder: request JSON -> tool arguments
     def __call__(self, request: dict[str, Any]) -> dict[str, Any]:

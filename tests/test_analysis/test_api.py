@@ -19,22 +19,38 @@ from tests.test_analysis.conftest import FAST_QUEUE
 from tests.test_analysis.graphkit import BatchRecorder, synthetic_suite
 
 GOOD = "import time\n\ndef test_waits():\n    time.sleep(1)\n    assert run() == 3\n"
-ISSUE_KEYS = {"file", "line", "end_line", "smell", "severity", "message", "suggestion",
-              "example", "confidence", "source"}
-METRIC_KEYS = {"analysis_time_ms", "files_analyzed", "tests_analyzed", "llm_calls",
-               "cache_hits", "stage_ms"}
+ISSUE_KEYS = {
+    "file",
+    "line",
+    "end_line",
+    "smell",
+    "severity",
+    "message",
+    "suggestion",
+    "example",
+    "confidence",
+    "source",
+}
+METRIC_KEYS = {
+    "analysis_time_ms",
+    "files_analyzed",
+    "tests_analyzed",
+    "llm_calls",
+    "cache_hits",
+    "stage_ms",
+}
 
 
 def analyze(client: TestClient, files: list[dict[str, Any]], **body: Any) -> Any:
     # json.dumps escapes lone surrogates (\udcff) as JSON allows; the client's encoder cannot
     payload = json.dumps({"files": files, **body})
-    return client.post("/api/v1/analyze", content=payload,
-                       headers={"content-type": "application/json"})
+    return client.post(
+        "/api/v1/analyze", content=payload, headers={"content-type": "application/json"}
+    )
 
 
 def test_the_response_has_the_issue_shape(client: TestClient) -> None:
-    response = analyze(client, [{"path": "tests/test_a.py", "content": GOOD}],
-                       mode="rules-only")
+    response = analyze(client, [{"path": "tests/test_a.py", "content": GOOD}], mode="rules-only")
     assert response.status_code == 200, response.text
     body = response.json()
     assert set(body) >= {"issues", "summary", "metrics"}
@@ -44,13 +60,19 @@ def test_the_response_has_the_issue_shape(client: TestClient) -> None:
     assert issue["line"] == 4 and issue["source"] == "rule" and issue["example"]
     assert set(body["metrics"]) >= METRIC_KEYS
     assert body["metrics"]["files_analyzed"] == 1 and body["metrics"]["tests_analyzed"] == 1
-    assert {"plan_analysis", "parse_files", "check_rules", "synthesize_findings",
-            "enhance_findings"} <= set(body["metrics"]["stage_ms"])
+    assert {
+        "plan_analysis",
+        "parse_files",
+        "check_rules",
+        "synthesize_findings",
+        "enhance_findings",
+    } <= set(body["metrics"]["stage_ms"])
     assert body["summary"]["total"] == 1 and body["quality"]["passed"]
 
 
-def test_hybrid_mode_reviews_with_the_model(stub_client: TestClient,
-                                            stub_openai: StubOpenAI) -> None:
+def test_hybrid_mode_reviews_with_the_model(
+    stub_client: TestClient, stub_openai: StubOpenAI
+) -> None:
     recorder = BatchRecorder()
     stub_openai.responder = recorder
     response = analyze(stub_client, synthetic_suite(12, per_file=6), mode="hybrid")
@@ -71,8 +93,17 @@ def test_an_llm_mode_without_a_model(client: TestClient) -> None:
     assert downgraded["mode"] == "rules-only" and downgraded["warnings"]
 
 
-@pytest.mark.parametrize("path", ["../secrets.py", "tests/../../x.py", "/etc/test_x.py",
-                                  "~/test_x.py", "C:\\tests\\test_x.py", "..\\..\\x.py"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "../secrets.py",
+        "tests/../../x.py",
+        "/etc/test_x.py",
+        "~/test_x.py",
+        "C:\\tests\\test_x.py",
+        "..\\..\\x.py",
+    ],
+)
 def test_traversal_paths_are_rejected_not_rewritten(client: TestClient, path: str) -> None:
     response = analyze(client, [{"path": path, "content": GOOD}])
     assert response.status_code == 400
@@ -81,11 +112,17 @@ def test_traversal_paths_are_rejected_not_rewritten(client: TestClient, path: st
 
 
 def test_paths_are_normalised(client: TestClient) -> None:
-    body = analyze(client, [{"path": "./tests//test_a.py", "content": GOOD}],
-                   mode="rules-only").json()
+    body = analyze(
+        client, [{"path": "./tests//test_a.py", "content": GOOD}], mode="rules-only"
+    ).json()
     assert body["files"][0]["path"] == "tests/test_a.py"
-    duplicate = analyze(client, [{"path": "tests/test_a.py", "content": GOOD},
-                                 {"path": "./tests/test_a.py", "content": GOOD}])
+    duplicate = analyze(
+        client,
+        [
+            {"path": "tests/test_a.py", "content": GOOD},
+            {"path": "./tests/test_a.py", "content": GOOD},
+        ],
+    )
     assert duplicate.status_code == 400 and "appears twice" in duplicate.json()["error"]["message"]
 
 
@@ -105,22 +142,35 @@ def test_the_file_and_size_limits(small_client: TestClient) -> None:
     assert big.status_code == 413 and "MAX_REQUEST_BYTES" in big.json()["error"]["message"]
     # under the limit, base64 content is accepted and counted as its decoded bytes
     blob = base64.b64encode(b"#" * 2500).decode()
-    assert analyze(small_client, [{"path": "tests/test_b.py", "content": blob,
-                                   "encoding": "base64"}], mode="rules-only").status_code == 200
+    assert (
+        analyze(
+            small_client,
+            [{"path": "tests/test_b.py", "content": blob, "encoding": "base64"}],
+            mode="rules-only",
+        ).status_code
+        == 200
+    )
 
 
 def test_non_utf8_content_is_reported_per_file(client: TestClient) -> None:
     latin1 = base64.b64encode("def test_caf\xe9():\n    pass\n".encode("latin-1")).decode()
-    response = analyze(client, [
-        {"path": "tests/test_latin.py", "content": latin1, "encoding": "base64"},
-        {"path": "tests/test_surrogate.py", "content": "x = '\udcff'\n"},
-        {"path": "tests/test_ok.py", "content": GOOD},
-    ], mode="rules-only")
+    response = analyze(
+        client,
+        [
+            {"path": "tests/test_latin.py", "content": latin1, "encoding": "base64"},
+            {"path": "tests/test_surrogate.py", "content": "x = '\udcff'\n"},
+            {"path": "tests/test_ok.py", "content": GOOD},
+        ],
+        mode="rules-only",
+    )
     assert response.status_code == 200, response.text
     body = response.json()
     by_file = {f["path"]: f["status"] for f in body["files"]}
-    assert by_file == {"tests/test_latin.py": "encoding-error",
-                       "tests/test_surrogate.py": "encoding-error", "tests/test_ok.py": "ok"}
+    assert by_file == {
+        "tests/test_latin.py": "encoding-error",
+        "tests/test_surrogate.py": "encoding-error",
+        "tests/test_ok.py": "ok",
+    }
     errors = [i for i in body["issues"] if i["smell"] == "encoding-error"]
     assert {i["file"] for i in errors} == {"tests/test_latin.py", "tests/test_surrogate.py"}
     assert "line 1" in errors[0]["message"]
@@ -128,16 +178,20 @@ def test_non_utf8_content_is_reported_per_file(client: TestClient) -> None:
 
 
 def test_bad_requests_name_the_problem(client: TestClient) -> None:
-    typo = analyze(client, [{"path": "tests/test_a.py", "content": GOOD}],
-                   config={"verbose_max": 3})
+    typo = analyze(
+        client, [{"path": "tests/test_a.py", "content": GOOD}], config={"verbose_max": 3}
+    )
     assert typo.status_code == 422 and "verbose_max" in typo.json()["error"]["message"]
-    unknown_smell = analyze(client, [{"path": "tests/test_a.py", "content": GOOD}],
-                            config={"ignore": ["sleepy"]})
+    unknown_smell = analyze(
+        client, [{"path": "tests/test_a.py", "content": GOOD}], config={"ignore": ["sleepy"]}
+    )
     assert unknown_smell.status_code == 422
     assert "unknown smell id" in unknown_smell.json()["error"]["message"]
     assert analyze(client, []).status_code == 422
-    assert analyze(client, [{"path": "t.py", "content": "!!", "encoding": "base64"}]
-                   ).status_code == 422
+    assert (
+        analyze(client, [{"path": "t.py", "content": "!!", "encoding": "base64"}]).status_code
+        == 422
+    )
     assert client.post("/api/v1/analyze", json={"files": [{"path": "t.py"}]}).status_code == 422
 
 
@@ -148,22 +202,33 @@ def test_config_overrides_apply_to_one_request(client: TestClient) -> None:
     assert len(analyze(client, files, mode="rules-only").json()["issues"]) == 1
 
 
-@settings(max_examples=25, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(text=st.text(max_size=400))
-def test_arbitrary_text_as_a_file_never_crashes_an_analysis(client: TestClient,
-                                                            text: str) -> None:
-    response = analyze(client, [{"path": "tests/test_any.py", "content": text},
-                                {"path": "tests/test_ok.py", "content": GOOD}],
-                       mode="rules-only")
+def test_arbitrary_text_as_a_file_never_crashes_an_analysis(client: TestClient, text: str) -> None:
+    response = analyze(
+        client,
+        [
+            {"path": "tests/test_any.py", "content": text},
+            {"path": "tests/test_ok.py", "content": GOOD},
+        ],
+        mode="rules-only",
+    )
     assert response.status_code == 200, response.text
     body = response.json()
     statuses = {f["path"]: f["status"] for f in body["files"]}
     assert statuses["tests/test_ok.py"] == "ok"
-    assert any(i["file"] == "tests/test_ok.py" and i["smell"] == "sleepy-test"
-               for i in body["issues"])
-    fatal = [i for i in body["issues"] if i["file"] == "tests/test_any.py"
-             and i["smell"] in ("syntax-error", "encoding-error")]
+    assert any(
+        i["file"] == "tests/test_ok.py" and i["smell"] == "sleepy-test" for i in body["issues"]
+    )
+    fatal = [
+        i
+        for i in body["issues"]
+        if i["file"] == "tests/test_any.py" and i["smell"] in ("syntax-error", "encoding-error")
+    ]
     if statuses["tests/test_any.py"] == "ok":
         assert fatal == []
     else:

@@ -19,8 +19,13 @@ from tests.test_analysis.graphkit import BatchRecorder, saved_batches, synthetic
 GOOD = "import time\n\ndef test_waits():\n    time.sleep(1)\n    assert run() == 3\n"
 
 
-def wait_for(client: TestClient, thread_id: str, until: Callable[[dict[str, Any]], bool],
-             timeout: float = 30.0, headers: dict[str, str] | None = None) -> dict[str, Any]:
+def wait_for(
+    client: TestClient,
+    thread_id: str,
+    until: Callable[[dict[str, Any]], bool],
+    timeout: float = 30.0,
+    headers: dict[str, str] | None = None,
+) -> dict[str, Any]:
     deadline = time.monotonic() + timeout
     while True:
         body: dict[str, Any] = client.get(f"/analyses/{thread_id}", headers=headers).json()
@@ -44,8 +49,10 @@ def sse_events(text: str) -> list[tuple[str, dict[str, Any]]]:
 
 
 def test_a_background_analysis_runs_to_done(client: TestClient) -> None:
-    submitted = client.post("/analyses", json={
-        "files": [{"path": "tests/test_a.py", "content": GOOD}], "mode": "rules-only"})
+    submitted = client.post(
+        "/analyses",
+        json={"files": [{"path": "tests/test_a.py", "content": GOOD}], "mode": "rules-only"},
+    )
     assert submitted.status_code == 202
     thread_id = submitted.json()["thread_id"]
     body = wait_for(client, thread_id, finished)
@@ -82,15 +89,19 @@ def keyed_client(make_settings: Callable[..., Settings]) -> Iterator[TestClient]
 
 def test_analyses_belong_to_the_key_that_submitted_them(keyed_client: TestClient) -> None:
     one, two = {"X-API-Key": "key-one"}, {"X-API-Key": "key-two"}
-    thread_id = keyed_client.post("/analyses", headers=one, json={
-        "files": [{"path": "tests/test_a.py", "content": GOOD}], "mode": "rules-only",
-    }).json()["thread_id"]
+    thread_id = keyed_client.post(
+        "/analyses",
+        headers=one,
+        json={
+            "files": [{"path": "tests/test_a.py", "content": GOOD}],
+            "mode": "rules-only",
+        },
+    ).json()["thread_id"]
     wait_for(keyed_client, thread_id, finished, headers=one)
     for path in ("", "/events"):
         assert keyed_client.get(f"/analyses/{thread_id}{path}", headers=two).status_code == 404
     for action in ("cancel", "resume"):
-        assert keyed_client.post(f"/analyses/{thread_id}/{action}", headers=two).status_code \
-            == 404
+        assert keyed_client.post(f"/analyses/{thread_id}/{action}", headers=two).status_code == 404
     assert keyed_client.get(f"/analyses/{thread_id}").status_code == 401
 
 
@@ -102,9 +113,13 @@ def test_cancel_stops_a_running_analysis_and_resume_finishes_it(
     stub_openai.latency = 0.25
     settings = make_settings(**stub_settings(stub_openai, llm_max_concurrency=2))
     with TestClient(create_app(settings)) as client:
-        thread_id = client.post("/analyses", json={
-            "files": synthetic_suite(50, per_file=25), "mode": "hybrid",
-        }).json()["thread_id"]
+        thread_id = client.post(
+            "/analyses",
+            json={
+                "files": synthetic_suite(50, per_file=25),
+                "mode": "hybrid",
+            },
+        ).json()["thread_id"]
         running = wait_for(client, thread_id, lambda b: b["batches"]["done"] >= 2)
         assert running["status"] == "running" and running["batches"]["total"] == 10
         busy = client.post(f"/analyses/{thread_id}/resume")
@@ -145,9 +160,13 @@ def test_a_failed_analysis_says_why_and_resume_completes_it(
     stub_openai.fail_next(500, 500)  # the provider is down for the first two calls
     settings = make_settings(**stub_settings(stub_openai, llm_max_retries=0))
     with TestClient(create_app(settings)) as client:
-        thread_id = client.post("/analyses", json={
-            "files": synthetic_suite(10, per_file=10), "mode": "hybrid",
-        }).json()["thread_id"]
+        thread_id = client.post(
+            "/analyses",
+            json={
+                "files": synthetic_suite(10, per_file=10),
+                "mode": "hybrid",
+            },
+        ).json()["thread_id"]
         failed = wait_for(client, thread_id, finished)
         assert failed["status"] == "failed"
         assert "language model provider failed" in failed["error"]

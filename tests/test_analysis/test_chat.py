@@ -30,8 +30,10 @@ def test_fenced_blocks_become_files_named_like_tests() -> None:
     assert [f["path"] for f in files] == ["test_snippet.py"]
     assert files[0]["content"].startswith("import time\n")
     two = "```python tests/test_cart.py\ndef test_a():\n    pass\n```\n```py\nassert f()\n```"
-    assert [f["path"] for f in extract_test_files(two)] == ["tests/test_cart.py",
-                                                             "test_snippet_2.py"]
+    assert [f["path"] for f in extract_test_files(two)] == [
+        "tests/test_cart.py",
+        "test_snippet_2.py",
+    ]
 
 
 def test_raw_code_is_cut_from_the_prose_around_it() -> None:
@@ -43,8 +45,10 @@ def test_raw_code_is_cut_from_the_prose_around_it() -> None:
 def test_no_code_or_other_languages_extract_nothing() -> None:
     assert extract_test_files("how do I write good pytest tests?") == []
     assert extract_test_files("```bash\npytest -q\n```") == []
-    assert extract_test_files("```python ../../etc/test_x.py\ndef test_a(): pass\n```")[0][
-        "path"] == "test_snippet.py"  # an unsafe name in a fence is not used
+    assert (
+        extract_test_files("```python ../../etc/test_x.py\ndef test_a(): pass\n```")[0]["path"]
+        == "test_snippet.py"
+    )  # an unsafe name in a fence is not used
 
 
 def test_a_review_request_routes_here_by_keywords() -> None:
@@ -53,8 +57,10 @@ def test_a_review_request_routes_here_by_keywords() -> None:
     decision = router.by_keywords(REVIEW_REQUEST)
     assert decision is not None
     assert decision["agent"] == analysis_agent(registry).name and decision["method"] == "keyword"
-    assert router.by_keywords("hello, who are you?") is None or \
-        router.by_keywords("hello, who are you?")["agent"] != "test_analysis"  # type: ignore[index]
+    assert (
+        router.by_keywords("hello, who are you?") is None
+        or router.by_keywords("hello, who are you?")["agent"] != "test_analysis"
+    )  # type: ignore[index]
 
 
 def test_a_chat_message_with_test_code_is_answered_with_the_findings(client: TestClient) -> None:
@@ -68,22 +74,29 @@ def test_a_chat_message_with_test_code_is_answered_with_the_findings(client: Tes
     assert "`test_snippet.py:3` **unknown-test**" in answer
     assert "Fix:" in answer
     data = body["data"]["test_analysis"]
-    assert {i["smell"] for i in data["issues"]} >= {"sleepy-test", "unknown-test",
-                                                     "assertion-roulette"}
+    assert {i["smell"] for i in data["issues"]} >= {
+        "sleepy-test",
+        "unknown-test",
+        "assertion-roulette",
+    }
     assert data["files"][0]["path"] == "test_snippet.py" and data["quality"]["passed"]
 
     # the next turn in the same session is analysed afresh, not mixed with the first
-    follow = client.post("/chat", json={
-        "session_id": body["session_id"],
-        "message": "and review this pytest test please:\n```python\ndef test_ok():\n"
-                   "    assert add(1, 2) == 3, 'adds'\n```",
-    }).json()
+    follow = client.post(
+        "/chat",
+        json={
+            "session_id": body["session_id"],
+            "message": "and review this pytest test please:\n```python\ndef test_ok():\n"
+            "    assert add(1, 2) == 3, 'adds'\n```",
+        },
+    ).json()
     assert follow["agent"] == "test_analysis"
     assert follow["data"]["test_analysis"]["issues"] == []
     assert "No test smells found." in follow["answer"]
 
 
 def test_a_request_without_code_gets_guidance(client: TestClient) -> None:
-    body = client.post("/chat", json={"message": "please review my pytest unit tests",
-                                      "agent": "test_analysis"}).json()
+    body = client.post(
+        "/chat", json={"message": "please review my pytest unit tests", "agent": "test_analysis"}
+    ).json()
     assert "Paste the tests in a fenced block" in body["answer"]

@@ -41,8 +41,9 @@ def recorder() -> Iterator[BatchRecorder]:
     stub.stop()
 
 
-def api_env(tmp_path: Path, name: str, redis: RedisServer, postgres_url: str,
-            recorder: BatchRecorder) -> dict[str, str]:
+def api_env(
+    tmp_path: Path, name: str, redis: RedisServer, postgres_url: str, recorder: BatchRecorder
+) -> dict[str, str]:
     return {
         "REDIS_URL": redis.url,
         "DATABASE_URL": postgres_url,
@@ -60,8 +61,11 @@ def api_env(tmp_path: Path, name: str, redis: RedisServer, postgres_url: str,
 
 
 def submit(api: ApiProcess, folder: str = "tests") -> str:
-    response = httpx.post(f"{api.url}/analyses", timeout=30, json={
-        "files": synthetic_suite(BATCHES * 5, per_file=35, folder=folder), "mode": "hybrid"})
+    response = httpx.post(
+        f"{api.url}/analyses",
+        timeout=30,
+        json={"files": synthetic_suite(BATCHES * 5, per_file=35, folder=folder), "mode": "hybrid"},
+    )
     assert response.status_code == 202, response.text
     return str(response.json()["thread_id"])
 
@@ -81,7 +85,9 @@ def worker_pid(body: dict[str, Any]) -> int:
 
 
 def assert_resumed_without_redoing(
-    done: dict[str, Any], recorder: BatchRecorder, saved: set[str],
+    done: dict[str, Any],
+    recorder: BatchRecorder,
+    saved: set[str],
     other: AbstractSet[str] = frozenset(),
 ) -> None:
     assert done["status"] == "done", done
@@ -96,8 +102,10 @@ def assert_resumed_without_redoing(
     redone = [b for b, n in calls.items() if n > 1]
     assert len(redone) <= 2 * CONCURRENCY, redone
     assert done["attempts"] == 2
-    print(f"\n{len(saved)} of {BATCHES} batches saved at the kill; {sum(calls.values())} "
-          f"review calls in all; redone (in flight at the kill): {len(redone)}")
+    print(
+        f"\n{len(saved)} of {BATCHES} batches saved at the kill; {sum(calls.values())} "
+        f"review calls in all; redone (in flight at the kill): {len(redone)}"
+    )
 
 
 def test_a_killed_api_resumes_the_analysis_after_a_restart(
@@ -126,8 +134,10 @@ def test_the_other_api_process_takes_over_when_the_one_running_it_dies(
     tmp_path: Path, private_redis: RedisServer, postgres_url: str, recorder: BatchRecorder
 ) -> None:
     apis = [
-        ApiProcess(api_env(tmp_path, name, private_redis, postgres_url, recorder),
-                   log_path=tmp_path / f"{name}.log")
+        ApiProcess(
+            api_env(tmp_path, name, private_redis, postgres_url, recorder),
+            log_path=tmp_path / f"{name}.log",
+        )
         for name in ("api-a", "api-b")
     ]
     with ThreadPoolExecutor(2) as pool:  # both start at once: they load the same models
@@ -139,8 +149,7 @@ def test_the_other_api_process_takes_over_when_the_one_running_it_dies(
         not_holder = next(a for a in apis if a.process and a.process.pid != worker_pid(running))
         cancel = httpx.post(f"{not_holder.url}/analyses/{other}/cancel", timeout=10)
         assert cancel.status_code == 202
-        assert poll(not_holder, other, lambda b: b["status"] != "running")["status"] == \
-            "cancelled"
+        assert poll(not_holder, other, lambda b: b["status"] != "running")["status"] == "cancelled"
         time.sleep(0.5)  # requests in flight at the cancel still reach the stub (200 ms)
         cancelled_calls = set(recorder.calls)
         time.sleep(1.0)

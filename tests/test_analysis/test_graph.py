@@ -56,15 +56,21 @@ async def test_rules_only_through_the_graph_matches_the_core_pipeline(analyse: A
     assert [(i["line"], i["smell"]) for i in result["issues"]] == [
         (i.line, i.smell) for i in reference.issues
     ]
-    assert {i["smell"] for i in result["issues"]} >= {"sleepy-test", "unknown-test",
-                                                       "assertion-roulette"}
-    assert all(i["source"] == "rule" and i["suggestion"] and i["example"]
-               for i in result["issues"])
+    assert {i["smell"] for i in result["issues"]} >= {
+        "sleepy-test",
+        "unknown-test",
+        "assertion-roulette",
+    }
+    assert all(i["source"] == "rule" and i["suggestion"] and i["example"] for i in result["issues"])
     assert result["mode"] == "rules-only" and result["metrics"]["llm_calls"] == 0
     stages = state["analysis_stages"]
     assert set(stages[1:3]) == {"parse_files", "check_rules"}  # one step, either order
-    assert stages[:1] + stages[3:] == ["plan_analysis", "synthesize_findings",
-                                       "enhance_findings", "assure_quality"]
+    assert stages[:1] + stages[3:] == [
+        "plan_analysis",
+        "synthesize_findings",
+        "enhance_findings",
+        "assure_quality",
+    ]
     assert state["agent_answers"]["test_analysis"]["data"] == result
     assert "tests/test_sample.py:" in state["answer"]
 
@@ -96,20 +102,33 @@ async def test_a_finding_both_sides_report_is_kept_once_with_combined_confidence
     analyse: Analyse,
 ) -> None:
     def answer(messages: Any, schema: Any) -> dict[str, Any]:
-        return {"findings": [
-            {"file": "tests/test_sample.py", "line": 5, "smell": "sleepy-test",
-             "message": "sleeps", "confidence": 0.8},
-            {"file": "tests/test_sample.py", "line": 9, "smell": "unknown-test",
-             "message": "no assert", "confidence": 0.7},
-        ]}
+        return {
+            "findings": [
+                {
+                    "file": "tests/test_sample.py",
+                    "line": 5,
+                    "smell": "sleepy-test",
+                    "message": "sleeps",
+                    "confidence": 0.8,
+                },
+                {
+                    "file": "tests/test_sample.py",
+                    "line": 9,
+                    "smell": "unknown-test",
+                    "message": "no assert",
+                    "confidence": 0.7,
+                },
+            ]
+        }
 
     model = ScriptedChatModel(responder=answer)
     result = result_of(await analyse(graph_for(model), FILES, "hybrid"))
     keyed = [(i["line"], i["smell"]) for i in result["issues"]]
     assert len(keyed) == len(set(keyed))
     sleepy = next(i for i in result["issues"] if i["smell"] == "sleepy-test")
-    rule_alone = next(i for i in analyze_files(FILES, cache=ParseCache()).issues
-                      if i.smell == "sleepy-test")
+    rule_alone = next(
+        i for i in analyze_files(FILES, cache=ParseCache()).issues if i.smell == "sleepy-test"
+    )
     # the rule's finding wins (exact range, context) and the agreement raises its confidence
     assert sleepy["source"] == "rule"
     assert sleepy["confidence"] == pytest.approx(1 - (1 - rule_alone.confidence) * (1 - 0.8))
@@ -117,8 +136,9 @@ async def test_a_finding_both_sides_report_is_kept_once_with_combined_confidence
 
 async def test_findings_below_the_confidence_bar_are_dropped(analyse: Analyse) -> None:
     model = ScriptedChatModel(responder=BatchRecorder(confidence=0.3).scripted)
-    result = result_of(await analyse(graph_for(model), FILES, "llm-only",
-                                     config={"llm_min_confidence": 0.5}))
+    result = result_of(
+        await analyse(graph_for(model), FILES, "llm-only", config={"llm_min_confidence": 0.5})
+    )
     assert result["issues"] == [] and result["metrics"]["llm_findings_dropped"] == 1
 
 

@@ -22,9 +22,11 @@ SRC_B = "import pytest\n\n@pytest.mark.slow\ndef test_b():\n    run()\n"
 
 @pytest.fixture
 def batches() -> list[LLMBatch]:
-    files = [parse_file("tests/test_a.py", SRC_A, cache=None),
-             parse_file("tests/test_b.py", SRC_B, cache=None),
-             parse_file("tests/test_broken.py", "def test_(:\n", cache=None)]
+    files = [
+        parse_file("tests/test_a.py", SRC_A, cache=None),
+        parse_file("tests/test_b.py", SRC_B, cache=None),
+        parse_file("tests/test_broken.py", "def test_(:\n", cache=None),
+    ]
     return batch_tests_for_llm(files, 5)
 
 
@@ -38,12 +40,21 @@ def test_batches_of_five_in_file_then_line_order(batches: list[LLMBatch]) -> Non
 
 
 def test_batch_ids_are_stable_and_content_derived(batches: list[LLMBatch]) -> None:
-    again = batch_tests_for_llm([parse_file("tests/test_a.py", SRC_A, cache=None),
-                                 parse_file("tests/test_b.py", SRC_B, cache=None)], 5)
+    again = batch_tests_for_llm(
+        [
+            parse_file("tests/test_a.py", SRC_A, cache=None),
+            parse_file("tests/test_b.py", SRC_B, cache=None),
+        ],
+        5,
+    )
     assert [b.batch_id for b in again] == [b.batch_id for b in batches]
-    changed = batch_tests_for_llm([parse_file("tests/test_a.py", SRC_A + "\n", cache=None),
-                                   parse_file("tests/test_b.py", SRC_B.replace("run", "go"),
-                                              cache=None)], 5)
+    changed = batch_tests_for_llm(
+        [
+            parse_file("tests/test_a.py", SRC_A + "\n", cache=None),
+            parse_file("tests/test_b.py", SRC_B.replace("run", "go"), cache=None),
+        ],
+        5,
+    )
     assert changed[0].batch_id == batches[0].batch_id  # same tests, same source
     assert changed[1].batch_id != batches[1].batch_id  # test_b's source changed
     assert len({b.batch_id for b in batches}) == len(batches)
@@ -58,8 +69,9 @@ def test_render_numbers_lines_like_the_file(batches: list[LLMBatch]) -> None:
 
 def test_long_tests_are_cut() -> None:
     src = "def test_long():\n" + "    x = 1\n" * 400
-    [batch] = batch_tests_for_llm([parse_file("tests/test_l.py", src, cache=None)], 5,
-                                  max_lines_per_test=50)
+    [batch] = batch_tests_for_llm(
+        [parse_file("tests/test_l.py", src, cache=None)], 5, max_lines_per_test=50
+    )
     unit = batch.tests[0]
     assert unit.source.count("\n") == 50
     assert "351 more lines not shown" in unit.source
@@ -79,8 +91,13 @@ def answer(*items: dict[str, object]) -> str:
 
 
 def item(**overrides: object) -> dict[str, object]:
-    base = {"file": "tests/test_b.py", "line": 5, "smell": "unknown-test",
-            "message": "test_b asserts nothing", "confidence": 0.9}
+    base = {
+        "file": "tests/test_b.py",
+        "line": 5,
+        "smell": "unknown-test",
+        "message": "test_b asserts nothing",
+        "confidence": 0.9,
+    }
     base.update(overrides)
     return base
 
@@ -89,16 +106,20 @@ def test_validation_drops_unknown_smells_bad_lines_and_low_confidence(
     batches: list[LLMBatch],
 ) -> None:
     batch = batches[1]
-    result = validate_llm_review(answer(
-        item(),
-        item(smell="made-up-smell"),
-        item(line=99),
-        item(file="tests/test_other.py"),
-        item(confidence=0.3),
-        item(confidence=1.7),
-        {"file": "tests/test_b.py"},  # schema violation
-        item(smell="syntax-error"),
-    ), batch, min_confidence=0.6)
+    result = validate_llm_review(
+        answer(
+            item(),
+            item(smell="made-up-smell"),
+            item(line=99),
+            item(file="tests/test_other.py"),
+            item(confidence=0.3),
+            item(confidence=1.7),
+            {"file": "tests/test_b.py"},  # schema violation
+            item(smell="syntax-error"),
+        ),
+        batch,
+        min_confidence=0.6,
+    )
     assert len(result.findings) == 1
     reasons = [d.reason for d in result.dropped]
     assert any("unknown smell id 'made-up-smell'" in r for r in reasons)
@@ -114,7 +135,8 @@ def test_test_level_smells_snap_to_the_def_line(batches: list[LLMBatch]) -> None
     [f] = validate_llm_review(answer(item(line=5)), batches[1]).findings
     assert (f.line, f.end_line, f.source, f.severity) == (4, 5, "llm", "high")
     [g] = validate_llm_review(
-        answer(item(smell="magic-number", line=5, end_line=40)), batches[1]).findings
+        answer(item(smell="magic-number", line=5, end_line=40)), batches[1]
+    ).findings
     assert (g.line, g.end_line) == (5, 5)
 
 
@@ -130,7 +152,7 @@ def test_accepts_fenced_json_model_objects_and_dicts(batches: list[LLMBatch]) ->
     assert validate_llm_review('{"findings": []}', batch).findings == []
 
 
-@pytest.mark.parametrize("bad", ["not json at all", "{\"findings\": 3}", "[1, 2", "42"])
+@pytest.mark.parametrize("bad", ["not json at all", '{"findings": 3}', "[1, 2", "42"])
 def test_malformed_output_raises_for_a_retry(bad: str, batches: list[LLMBatch]) -> None:
     with pytest.raises(MalformedLLMOutput):
         validate_llm_review(bad, batches[1])

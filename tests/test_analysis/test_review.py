@@ -23,11 +23,18 @@ Node = Any
 
 @pytest.fixture
 async def review(stub_openai: StubOpenAI) -> AsyncIterator[Node]:
-    settings = Settings(_env_file=None, llm_provider="openai", openai_api_key="sk-test",
-                        openai_base_url=stub_openai.base_url, llm_cache_ttl_seconds=0,
-                        llm_max_retries=0, llm_rate_limit_per_minute=60_000)
-    factory = LLMFactory(settings, ProviderChoice("openai", "test", "stub-model",
-                                                  stub_openai.base_url))
+    settings = Settings(
+        _env_file=None,
+        llm_provider="openai",
+        openai_api_key="sk-test",
+        openai_base_url=stub_openai.base_url,
+        llm_cache_ttl_seconds=0,
+        llm_max_retries=0,
+        llm_rate_limit_per_minute=60_000,
+    )
+    factory = LLMFactory(
+        settings, ProviderChoice("openai", "test", "stub-model", stub_openai.base_url)
+    )
     yield make_review_node(GraphDeps(settings, llm_factory=factory))
     await factory.aclose()
 

@@ -24,25 +24,93 @@ from tests.test_analysis.test_smells import NEGATIVE, POSITIVE
 # Invalid code makes the parser warn (invalid escape sequences, "is" with a literal, ...).
 pytestmark = pytest.mark.filterwarnings("ignore::SyntaxWarning")
 
-SETTINGS = settings(max_examples=150, deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 GOOD = "def test_a():\n    run()\n\ndef test_b():\n    assert compute() == 42\n"
 
 # Pieces of Python that exercise the rules when glued together at random.
 FRAGMENTS = [
-    "def test_x(", "def test_y(self", "):", ")", "(", "\n", "\n    ", "\n        ", "    ",
-    "class TestA", "class MyTestCase(unittest.TestCase):", "(unittest.TestCase)", ":",
-    "assert ", "assert x == x", "self.assertEqual(", "self.assertTrue(", "a == b", ", ",
-    "pytest.raises(ValueError)", "with ", " as e", "try:", "except:", "except E as e:",
-    "finally:", "raise ", "for i in range(3):", "while x:", "if x:", "else:", "[", "]",
-    "{", "}", "lambda: ", "print(x)", "time.sleep(1)", "open('data.txt')", "42", "-3.5",
-    "'str'", '"""doc"""', "pass", "...", "return", "yield", "await ", "async def test_z():",
-    "@pytest.mark.skip", "@unittest.skip('r')", "# noqa", "# noqa: magic-number", "#",
-    "self.x = 1", "def setUp(self):", "def __init__(self):", "x = ", "=", "str(x)",
-    "repr(x) == 'x'", "import pytest", "import unittest", "from time import sleep",
-    "pytest.skip()", "self.skipTest('x')", "match x:", "case 1:", "\\", "\t", "\r\n",
-    "\x00", "é", "\ufeff", "x[::2]", "f'{x}'", "**", "not ", " in ", " is None", "global x",
+    "def test_x(",
+    "def test_y(self",
+    "):",
+    ")",
+    "(",
+    "\n",
+    "\n    ",
+    "\n        ",
+    "    ",
+    "class TestA",
+    "class MyTestCase(unittest.TestCase):",
+    "(unittest.TestCase)",
+    ":",
+    "assert ",
+    "assert x == x",
+    "self.assertEqual(",
+    "self.assertTrue(",
+    "a == b",
+    ", ",
+    "pytest.raises(ValueError)",
+    "with ",
+    " as e",
+    "try:",
+    "except:",
+    "except E as e:",
+    "finally:",
+    "raise ",
+    "for i in range(3):",
+    "while x:",
+    "if x:",
+    "else:",
+    "[",
+    "]",
+    "{",
+    "}",
+    "lambda: ",
+    "print(x)",
+    "time.sleep(1)",
+    "open('data.txt')",
+    "42",
+    "-3.5",
+    "'str'",
+    '"""doc"""',
+    "pass",
+    "...",
+    "return",
+    "yield",
+    "await ",
+    "async def test_z():",
+    "@pytest.mark.skip",
+    "@unittest.skip('r')",
+    "# noqa",
+    "# noqa: magic-number",
+    "#",
+    "self.x = 1",
+    "def setUp(self):",
+    "def __init__(self):",
+    "x = ",
+    "=",
+    "str(x)",
+    "repr(x) == 'x'",
+    "import pytest",
+    "import unittest",
+    "from time import sleep",
+    "pytest.skip()",
+    "self.skipTest('x')",
+    "match x:",
+    "case 1:",
+    "\\",
+    "\t",
+    "\r\n",
+    "\x00",
+    "é",
+    "\ufeff",
+    "x[::2]",
+    "f'{x}'",
+    "**",
+    "not ",
+    " in ",
+    " is None",
+    "global x",
 ]
 
 python_ish = st.lists(st.sampled_from(FRAGMENTS), max_size=60).map("".join)
@@ -58,7 +126,7 @@ def mutated_snippet(draw: st.DrawFn) -> str:
             break
         at = draw(st.integers(0, len(text)))
         if draw(st.booleans()):
-            text = text[:at] + text[at + draw(st.integers(1, 10)):]
+            text = text[:at] + text[at + draw(st.integers(1, 10)) :]
         else:
             text = text[:at] + draw(st.sampled_from(FRAGMENTS)) + text[at:]
     return text
@@ -89,8 +157,10 @@ def _syntax_property(text: str) -> None:
         # Python blames line 1 for a NUL anywhere; the finding names the NUL's own line.
         expected_line = source.count("\n", 0, source.index("\x00")) + 1
     result = analyze_files(
-        [SourceFile(path="tests/test_fuzz.py", content=text),
-         SourceFile(path="tests/test_good.py", content=GOOD)],
+        [
+            SourceFile(path="tests/test_fuzz.py", content=text),
+            SourceFile(path="tests/test_good.py", content=GOOD),
+        ],
         cache=None,
     )
     fuzz = [i for i in result.issues if i.file == "tests/test_fuzz.py"]
@@ -130,8 +200,13 @@ def test_mutated_real_tests_never_crash(text: str) -> None:
 @settings(max_examples=60, deadline=None)
 @given(st.binary(max_size=300))
 def test_arbitrary_bytes_never_crash(data: bytes) -> None:
-    result = analyze_files([SourceFile(path="tests/test_fuzz.py", content=data),
-                            SourceFile(path="tests/test_good.py", content=GOOD)], cache=None)
+    result = analyze_files(
+        [
+            SourceFile(path="tests/test_fuzz.py", content=data),
+            SourceFile(path="tests/test_good.py", content=GOOD),
+        ],
+        cache=None,
+    )
     assert result.files[0].status in ("ok", "syntax-error", "encoding-error")
     assert len(result.files) == 2
 
@@ -146,7 +221,8 @@ def test_deeply_nested_source_is_a_syntax_error_not_a_crash() -> None:
 
 
 def test_nul_byte_reports_its_line() -> None:
-    result = analyze_files([SourceFile(path="tests/test_nul.py", content="x = 1\ny = 2\0\n")],
-                           cache=None)
+    result = analyze_files(
+        [SourceFile(path="tests/test_nul.py", content="x = 1\ny = 2\0\n")], cache=None
+    )
     [issue] = result.issues
     assert (issue.smell, issue.line) == (SYNTAX_ERROR, 2)

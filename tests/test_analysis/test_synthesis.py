@@ -21,12 +21,24 @@ from tests.test_analysis.support import run_rules
 
 
 def finding(
-    smell: str = "magic-number", *, file: str = "tests/test_a.py", line: int = 3,
-    confidence: float = 0.8, source: Source = Source.RULE, message: str = "m",
+    smell: str = "magic-number",
+    *,
+    file: str = "tests/test_a.py",
+    line: int = 3,
+    confidence: float = 0.8,
+    source: Source = Source.RULE,
+    message: str = "m",
 ) -> Finding:
-    return Finding(file=file, line=line, end_line=line, smell=smell,
-                   severity=SMELLS[smell].severity, message=message,
-                   confidence=confidence, source=source)
+    return Finding(
+        file=file,
+        line=line,
+        end_line=line,
+        smell=smell,
+        severity=SMELLS[smell].severity,
+        message=message,
+        confidence=confidence,
+        source=source,
+    )
 
 
 def test_same_file_line_smell_is_one_finding_rule_preferred_and_boosted() -> None:
@@ -40,30 +52,42 @@ def test_same_file_line_smell_is_one_finding_rule_preferred_and_boosted() -> Non
 
 def test_duplicates_within_one_source_keep_the_most_confident() -> None:
     merged = merge_findings(
-        [finding(source=Source.LLM, confidence=0.65, message="weak"),
-         finding(source=Source.LLM, confidence=0.9, message="strong")]
+        [
+            finding(source=Source.LLM, confidence=0.65, message="weak"),
+            finding(source=Source.LLM, confidence=0.9, message="strong"),
+        ]
     )
     assert [(f.message, f.confidence) for f in merged] == [("strong", 0.9)]
 
 
 def test_different_line_or_smell_or_file_are_kept_apart() -> None:
-    merged = merge_findings([
-        finding(), finding(line=4), finding("redundant-print"), finding(file="tests/test_b.py"),
-    ])
+    merged = merge_findings(
+        [
+            finding(),
+            finding(line=4),
+            finding("redundant-print"),
+            finding(file="tests/test_b.py"),
+        ]
+    )
     assert len(merged) == 4
 
 
 def test_sorted_by_file_line_then_severity() -> None:
-    kept, dropped = prioritise([
-        finding("magic-number", file="b.py", line=1),
-        finding("redundant-assertion", file="a.py", line=9),
-        finding("magic-number", file="a.py", line=2),
-        finding("redundant-assertion", file="a.py", line=2),
-    ], None)
+    kept, dropped = prioritise(
+        [
+            finding("magic-number", file="b.py", line=1),
+            finding("redundant-assertion", file="a.py", line=9),
+            finding("magic-number", file="a.py", line=2),
+            finding("redundant-assertion", file="a.py", line=2),
+        ],
+        None,
+    )
     assert dropped == 0
     assert [(f.file, f.line, f.smell) for f in kept] == [
-        ("a.py", 2, "redundant-assertion"), ("a.py", 2, "magic-number"),
-        ("a.py", 9, "redundant-assertion"), ("b.py", 1, "magic-number"),
+        ("a.py", 2, "redundant-assertion"),
+        ("a.py", 2, "magic-number"),
+        ("a.py", 9, "redundant-assertion"),
+        ("b.py", 1, "magic-number"),
     ]
 
 
@@ -84,15 +108,22 @@ def test_max_findings_keeps_the_highest_severity_then_confidence() -> None:
 def test_severity_ordering() -> None:
     assert Severity.LOW < Severity.MEDIUM < Severity.HIGH < Severity.CRITICAL
     assert sorted([Severity.HIGH, Severity.LOW, Severity.CRITICAL, Severity.MEDIUM]) == [
-        Severity.LOW, Severity.MEDIUM, Severity.HIGH, Severity.CRITICAL]
+        Severity.LOW,
+        Severity.MEDIUM,
+        Severity.HIGH,
+        Severity.CRITICAL,
+    ]
     assert max(Severity) is Severity.CRITICAL
 
 
 def test_summary_counts() -> None:
-    summary = summarize([
-        finding("magic-number"), finding("magic-number", line=5),
-        finding("unknown-test", file="tests/test_b.py", source=Source.LLM),
-    ])
+    summary = summarize(
+        [
+            finding("magic-number"),
+            finding("magic-number", line=5),
+            finding("unknown-test", file="tests/test_b.py", source=Source.LLM),
+        ]
+    )
     assert summary.total == 3
     assert summary.by_severity == {"high": 1, "low": 2}
     assert list(summary.by_severity) == ["high", "low"]  # most severe first
@@ -153,7 +184,8 @@ def test_enhance_builds_context_for_llm_findings_from_source() -> None:
 
 def test_enhance_keeps_a_specific_llm_suggestion() -> None:
     llm = finding("unknown-test", line=1, source=Source.LLM).model_copy(
-        update={"suggestion": "Assert that run() returns 0."})
+        update={"suggestion": "Assert that run() returns 0."}
+    )
     [enhanced] = enhance([llm])
     assert enhanced.suggestion == "Assert that run() returns 0."
     assert enhanced.example
@@ -171,9 +203,13 @@ def test_context_survives_a_checkpoint_round_trip_and_enhance_still_fills_templa
             assert compute() == 42
         """
     [f] = run_rules(src)
-    serde = JsonPlusSerializer(allowed_msgpack_modules=[
-        ("agents.test_analysis.models", "Finding"), ("agents.test_analysis.models", "Source"),
-        ("agents.test_analysis.catalogue", "Severity")])
+    serde = JsonPlusSerializer(
+        allowed_msgpack_modules=[
+            ("agents.test_analysis.models", "Finding"),
+            ("agents.test_analysis.models", "Source"),
+            ("agents.test_analysis.catalogue", "Severity"),
+        ]
+    )
     restored = serde.loads_typed(serde.dumps_typed(f))
     assert restored == f and restored.context["numbers"] == "42"
     [enhanced] = enhance([restored])

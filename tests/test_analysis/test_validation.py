@@ -80,8 +80,9 @@ def test_validate_files_raises_the_specific_error_for_dicts() -> None:
 
 def test_duplicate_paths_after_normalisation_are_rejected() -> None:
     with pytest.raises(DuplicatePathError, match="appears twice"):
-        validate_files([{"path": "a/test_x.py", "content": ""},
-                        {"path": "./a//test_x.py", "content": ""}])
+        validate_files(
+            [{"path": "a/test_x.py", "content": ""}, {"path": "./a//test_x.py", "content": ""}]
+        )
 
 
 def test_file_count_limit() -> None:

@@ -23,14 +23,20 @@ from agents.test_analysis.rules.suboptimal import check_suboptimal
 _MSG_INDEX: dict[str, int] = {}
 for _names, _index in (
     ("assertTrue assertFalse assertIsNone assertIsNotNone failUnless failIf assert_", 1),
-    ("assertEqual assertEquals assertNotEqual assertNotEquals assertIs assertIsNot assertIn "
-     "assertNotIn assertIsInstance assertNotIsInstance assertGreater assertGreaterEqual "
-     "assertLess assertLessEqual assertListEqual assertTupleEqual assertSetEqual "
-     "assertDictEqual assertMultiLineEqual assertSequenceEqual assertCountEqual assertRegex "
-     "assertNotRegex assertRegexpMatches assertNotRegexpMatches failUnlessEqual failIfEqual "
-     "assertDictContainsSubset assertItemsEqual", 2),
-    ("assertAlmostEqual assertNotAlmostEqual assertAlmostEquals assertNotAlmostEquals "
-     "failUnlessAlmostEqual failIfAlmostEqual", 3),
+    (
+        "assertEqual assertEquals assertNotEqual assertNotEquals assertIs assertIsNot assertIn "
+        "assertNotIn assertIsInstance assertNotIsInstance assertGreater assertGreaterEqual "
+        "assertLess assertLessEqual assertListEqual assertTupleEqual assertSetEqual "
+        "assertDictEqual assertMultiLineEqual assertSequenceEqual assertCountEqual assertRegex "
+        "assertNotRegex assertRegexpMatches assertNotRegexpMatches failUnlessEqual failIfEqual "
+        "assertDictContainsSubset assertItemsEqual",
+        2,
+    ),
+    (
+        "assertAlmostEqual assertNotAlmostEqual assertAlmostEquals assertNotAlmostEquals "
+        "failUnlessAlmostEqual failIfAlmostEqual",
+        3,
+    ),
     ("fail", 0),
 ):
     for _name in _names.split():
@@ -39,20 +45,57 @@ for _names, _index in (
 #: Assertions whose failure already names what failed (raised/warned/logged/called): they do
 #: not make a test a roulette, and as context managers they are not duplicates either.
 _SELF_DESCRIBING = frozenset(
-    {"assertRaises", "assertRaisesRegex", "assertRaisesRegexp", "assertWarns",
-     "assertWarnsRegex", "assertLogs", "assertNoLogs", "raises", "warns", "deprecated_call",
-     "fnmatch_lines", "re_match_lines", "no_fnmatch_line", "no_re_match_line",
-     "assert_called", "assert_called_once", "assert_called_with", "assert_called_once_with",
-     "assert_any_call", "assert_has_calls", "assert_not_called", "assert_awaited",
-     "assert_awaited_once", "assert_awaited_with", "assert_awaited_once_with",
-     "assert_any_await", "assert_has_awaits", "assert_not_awaited"}
+    {
+        "assertRaises",
+        "assertRaisesRegex",
+        "assertRaisesRegexp",
+        "assertWarns",
+        "assertWarnsRegex",
+        "assertLogs",
+        "assertNoLogs",
+        "raises",
+        "warns",
+        "deprecated_call",
+        "fnmatch_lines",
+        "re_match_lines",
+        "no_fnmatch_line",
+        "no_re_match_line",
+        "assert_called",
+        "assert_called_once",
+        "assert_called_with",
+        "assert_called_once_with",
+        "assert_any_call",
+        "assert_has_calls",
+        "assert_not_called",
+        "assert_awaited",
+        "assert_awaited_once",
+        "assert_awaited_with",
+        "assert_awaited_once_with",
+        "assert_any_await",
+        "assert_has_awaits",
+        "assert_not_awaited",
+    }
 )
 _MSG_KEYWORDS = frozenset({"msg", "err_msg", "message", "reason", "fail_msg"})
 _EQUALITY_CALLS = frozenset(
-    {"assertEqual", "assertEquals", "assertIs", "assertAlmostEqual", "assertAlmostEquals",
-     "assertCountEqual", "assertListEqual", "assertTupleEqual", "assertSetEqual",
-     "assertDictEqual", "assertMultiLineEqual", "assertSequenceEqual", "assertItemsEqual",
-     "assertGreaterEqual", "assertLessEqual", "failUnlessEqual"}
+    {
+        "assertEqual",
+        "assertEquals",
+        "assertIs",
+        "assertAlmostEqual",
+        "assertAlmostEquals",
+        "assertCountEqual",
+        "assertListEqual",
+        "assertTupleEqual",
+        "assertSetEqual",
+        "assertDictEqual",
+        "assertMultiLineEqual",
+        "assertSequenceEqual",
+        "assertItemsEqual",
+        "assertGreaterEqual",
+        "assertLessEqual",
+        "failUnlessEqual",
+    }
 )
 _TRUE_OPS = (ast.Eq, ast.Is, ast.LtE, ast.GtE)
 
@@ -101,14 +144,19 @@ def check_assertion_rules(em: Emitter, facts: TestFacts) -> None:
                 # of plain asserts is milder than one of unittest/helper calls.
                 confidence = 0.7 if all(a.kind == "assert" for a in bare) else 0.9
                 em.emit(
-                    "assertion-roulette", test.line, test.end_line,
+                    "assertion-roulette",
+                    test.line,
+                    test.end_line,
                     f"{test.name} has {len(counted)} assertions and {len(bare)} of them carry "
                     f"no message, so a failure does not say which check broke (first at line "
                     f"{first.lineno}).",  # type: ignore[attr-defined]
                     confidence=confidence,
-                    context={"test": test.name, "count": str(len(counted)),
-                             "unlabelled": str(len(bare)),
-                             "first": segment(em.parsed, first)},
+                    context={
+                        "test": test.name,
+                        "count": str(len(counted)),
+                        "unlabelled": str(len(bare)),
+                        "first": segment(em.parsed, first),
+                    },
                 )
     if em.on("duplicate-assert") and len(assertions) >= 2:
         _duplicates(em, assertions, facts)
@@ -136,9 +184,12 @@ def check_unknown_test(em: Emitter, facts: TestFacts) -> None:
     test = facts.test
     confidence = 0.7 if facts.helperish_calls else 0.9
     em.emit(
-        "unknown-test", test.line, test.end_line,
+        "unknown-test",
+        test.line,
+        test.end_line,
         f"{test.name} contains no assertion, so it passes whenever nothing raises.",
-        confidence=confidence, context={"test": test.name},
+        confidence=confidence,
+        context={"test": test.name},
     )
 
 
@@ -168,7 +219,8 @@ def _duplicates(em: Emitter, assertions: list[Assertion], facts: TestFacts) -> N
         if bisect.bisect_right(actions, first) != bisect.bisect_left(actions, line):
             continue  # something happened in between
         em.emit_node(
-            "duplicate-assert", node,
+            "duplicate-assert",
+            node,
             f"This assertion repeats the one on line {first}; the second check adds nothing "
             "unless the state changed in between.",
             confidence=0.9,
@@ -180,7 +232,9 @@ def _redundant(em: Emitter, a: Assertion) -> None:
     reason = _fixed_outcome(em, a)
     if reason is not None:
         em.emit_node(
-            "redundant-assertion", a.node, f"This assertion {reason}, so it checks nothing.",
+            "redundant-assertion",
+            a.node,
+            f"This assertion {reason}, so it checks nothing.",
             # x == x may be a deliberate check of a custom __eq__
             confidence=0.7 if "same expression" in reason else 1.0,
             context={"assertion": segment(em.parsed, a.node), "reason": reason},
@@ -194,8 +248,10 @@ def _fixed_outcome(em: Emitter, a: Assertion) -> str | None:
         if type(test) is ast.Constant and test.value:
             return "asserts a truthy constant and always passes"
         if type(test) is ast.Tuple and test.elts:
-            return ("asserts a non-empty tuple, which is always true (write `assert x, msg`, "
-                    "not `assert (x, msg)`)")
+            return (
+                "asserts a non-empty tuple, which is always true (write `assert x, msg`, "
+                "not `assert (x, msg)`)"
+            )
         if type(test) is ast.Compare and len(test.ops) == 1:
             return _compare_fixed(em, test.left, test.comparators[0], type(test.ops[0]))
         return None
@@ -226,9 +282,7 @@ def _fixed_outcome(em: Emitter, a: Assertion) -> str | None:
     return None
 
 
-def _compare_fixed(
-    em: Emitter, left: ast.expr, right: ast.expr, op: type
-) -> str | None:
+def _compare_fixed(em: Emitter, left: ast.expr, right: ast.expr, op: type) -> str | None:
     left_lit, _ = literal_value(left)
     right_lit, _ = literal_value(right)
     if left_lit and right_lit:
@@ -294,11 +348,17 @@ def _magic(em: Emitter, a: Assertion) -> None:
     shown = ", ".join(found[:3]) + (" ..." if len(found) > 3 else "")
     text = segment(em.parsed, a.node)
     em.emit_node(
-        "magic-number", a.node,
+        "magic-number",
+        a.node,
         f"The assertion uses the unexplained number{'s' if len(found) > 1 else ''} {shown}.",
         confidence=0.8,
-        context={"numbers": shown, "number": found[0], "assertion": text,
-                 "constant": "VALUE", "fixed": text.replace(found[0], "EXPECTED_VALUE", 1)},
+        context={
+            "numbers": shown,
+            "number": found[0],
+            "assertion": text,
+            "constant": "VALUE",
+            "fixed": text.replace(found[0], "EXPECTED_VALUE", 1),
+        },
     )
 
 
@@ -332,8 +392,10 @@ def _sensitive(em: Emitter, a: Assertion) -> None:
         test = a.node.test  # type: ignore[attr-defined]
         if type(test) is ast.Compare and any(type(op) in (ast.Eq, ast.NotEq) for op in test.ops):
             operands = [test.left, *test.comparators]
-    elif a.name in _EQUALITY_CALLS or a.name in ("assertNotEqual", "assertNotEquals") or (
-        a.kind == "helper" and "equal" in a.name
+    elif (
+        a.name in _EQUALITY_CALLS
+        or a.name in ("assertNotEqual", "assertNotEquals")
+        or (a.kind == "helper" and "equal" in a.name)
     ):
         operands = list(a.node.args[:2])  # type: ignore[attr-defined]
     for operand in operands:
@@ -341,11 +403,15 @@ def _sensitive(em: Emitter, a: Assertion) -> None:
         if func is not None:
             subject = operand.args[0] if operand.args else operand.func.value  # type: ignore[attr-defined]
             em.emit_node(
-                "sensitive-equality", a.node,
+                "sensitive-equality",
+                a.node,
                 f"The assertion compares {func}() output, which changes with any formatting "
                 "change.",
                 confidence=0.8,
-                context={"assertion": segment(em.parsed, a.node), "func": func,
-                         "subject": segment(em.parsed, subject, 40)},
+                context={
+                    "assertion": segment(em.parsed, a.node),
+                    "func": func,
+                    "subject": segment(em.parsed, subject, 40),
+                },
             )
             return

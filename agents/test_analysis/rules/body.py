@@ -11,10 +11,15 @@ from agents.test_analysis.rules.facts import TestFacts
 from agents.test_analysis.rules.guests import check_mystery_guests
 
 _CONSTRUCT = {
-    ast.If: "if statement", ast.For: "for loop", ast.AsyncFor: "async for loop",
-    ast.While: "while loop", ast.ListComp: "list comprehension",
-    ast.SetComp: "set comprehension", ast.DictComp: "dict comprehension",
-    ast.GeneratorExp: "generator expression", ast.Match: "match statement",
+    ast.If: "if statement",
+    ast.For: "for loop",
+    ast.AsyncFor: "async for loop",
+    ast.While: "while loop",
+    ast.ListComp: "list comprehension",
+    ast.SetComp: "set comprehension",
+    ast.DictComp: "dict comprehension",
+    ast.GeneratorExp: "generator expression",
+    ast.Match: "match statement",
 }
 #: Output-capturing fixtures: a test that takes one is testing what gets printed.
 _CAPTURE_PARAMS = frozenset({"capsys", "capfd", "capsysbinary", "capfdbinary", "capteesys"})
@@ -26,8 +31,10 @@ def is_empty_body(body: list[ast.stmt]) -> bool:
     for stmt in body:
         if type(stmt) is ast.Pass:
             continue
-        if type(stmt) is ast.Expr and type(stmt.value) is ast.Constant and (
-            stmt.value.value is Ellipsis or isinstance(stmt.value.value, str)
+        if (
+            type(stmt) is ast.Expr
+            and type(stmt.value) is ast.Constant
+            and (stmt.value.value is Ellipsis or isinstance(stmt.value.value, str))
         ):
             continue
         return False
@@ -48,7 +55,9 @@ def skip_marker(expr: ast.expr, syntax: ParsedTree) -> tuple[str, bool, bool] | 
     elif name in ("unittest.skip", "unittest.skipIf", "unittest.skipUnless"):
         kind = "unittest." + last
     elif type(target) is ast.Name and syntax.unittest_names.get(name) in (
-        "skip", "skipIf", "skipUnless"
+        "skip",
+        "skipIf",
+        "skipUnless",
     ):
         kind = "unittest." + syntax.unittest_names[name]
     if not kind:
@@ -91,7 +100,10 @@ def check_ignored_decorators(
         else:
             message = f"{subject} is skipped unconditionally by {text} without a reason."
         em.emit(
-            "ignored-test", dec.lineno, dec.end_lineno, message,
+            "ignored-test",
+            dec.lineno,
+            dec.end_lineno,
+            message,
             confidence=0.8 if has_reason else 1.0,
             context={"test": subject, "marker": text},
         )
@@ -106,9 +118,13 @@ def check_body_rules(em: Emitter, facts: TestFacts) -> tuple[bool, bool]:
     cfg = em.rc.config
     empty = is_empty_body(node.body)
     if empty:
-        em.emit("empty-test", test.line, test.end_line,
-                f"{test.name} has no code, so it always passes.",
-                context={"test": test.name})
+        em.emit(
+            "empty-test",
+            test.line,
+            test.end_line,
+            f"{test.name} has no code, so it always passes.",
+            context={"test": test.name},
+        )
     skipped = False
     if em.on("ignored-test"):
         skipped = check_ignored_decorators(
@@ -118,14 +134,16 @@ def check_body_rules(em: Emitter, facts: TestFacts) -> tuple[bool, bool]:
             if not conditional:
                 skipped = True
                 em.emit_node(
-                    "ignored-test", skip_node,
+                    "ignored-test",
+                    skip_node,
                     f"{test.name} skips itself unconditionally, so it never runs.",
                     confidence=0.8 if has_reason else 1.0,
                     context={"test": test.name, "marker": segment(parsed, skip_node, 60)},
                 )
             elif not has_reason:
                 em.emit_node(
-                    "ignored-test", skip_node,
+                    "ignored-test",
+                    skip_node,
                     f"{test.name} skips itself without a reason.",
                     confidence=0.9,
                     context={"test": test.name, "marker": segment(parsed, skip_node, 60)},
@@ -135,11 +153,15 @@ def check_body_rules(em: Emitter, facts: TestFacts) -> tuple[bool, bool]:
             construct = _CONSTRUCT.get(type(ctrl), "branch")
             inner = _first_assertion_in(facts, ctrl)
             em.emit_node(
-                "conditional-logic", ctrl,
+                "conditional-logic",
+                ctrl,
                 f"An assertion inside a {construct} runs only for some inputs or iterations.",
                 confidence=0.9,
-                context={"construct": construct, "test": test.name,
-                         "assertion": segment(parsed, inner) if inner is not None else "..."},
+                context={
+                    "construct": construct,
+                    "test": test.name,
+                    "assertion": segment(parsed, inner) if inner is not None else "...",
+                },
             )
     if em.on("exception-handling"):
         for try_node in facts.tries:
@@ -149,49 +171,71 @@ def check_body_rules(em: Emitter, facts: TestFacts) -> tuple[bool, bool]:
                 bool(exc) and all(e in ("ImportError", "ModuleNotFoundError") for e in exc)
             )
             em.emit_node(
-                "exception-handling", try_node,
+                "exception-handling",
+                try_node,
                 "The test catches exceptions with try/except instead of asserting them with "
                 "pytest.raises/assertRaises.",
                 confidence=0.6 if guard else 0.9,
-                context={"construct": "try/except", "line": str(try_node.lineno),  # type: ignore[attr-defined]
-                         "exception": exc[0] if exc else "Exception"},
+                context={
+                    "construct": "try/except",
+                    "line": str(try_node.lineno),  # type: ignore[attr-defined]
+                    "exception": exc[0] if exc else "Exception",
+                },
             )
         for raise_node in facts.raises:
             exc_name = dotted_name(raise_node.exc) if raise_node.exc is not None else ""
             em.emit_node(
-                "exception-handling", raise_node,
+                "exception-handling",
+                raise_node,
                 "The test raises an exception itself; use pytest.fail(...) for explicit "
                 "failures or pytest.raises for expected errors.",
                 confidence=0.8,
-                context={"construct": "raise", "line": str(raise_node.lineno),
-                         "exception": exc_name or "Exception"},
+                context={
+                    "construct": "raise",
+                    "line": str(raise_node.lineno),
+                    "exception": exc_name or "Exception",
+                },
             )
     if facts.guests and em.on("mystery-guest"):
         check_mystery_guests(em, facts)
     if len(facts.assigned) > cfg.obscure_setup_max_locals:
         em.emit(
-            "obscure-setup", test.line, test.end_line,
+            "obscure-setup",
+            test.line,
+            test.end_line,
             f"{test.name} assigns {len(facts.assigned)} local variables (limit "
             f"{cfg.obscure_setup_max_locals}), hiding what the test depends on.",
             confidence=0.8,
-            context={"test": test.name, "count": str(len(facts.assigned)),
-                     "limit": str(cfg.obscure_setup_max_locals),
-                     "names": join_names(facts.assigned)},
+            context={
+                "test": test.name,
+                "count": str(len(facts.assigned)),
+                "limit": str(cfg.obscure_setup_max_locals),
+                "names": join_names(facts.assigned),
+            },
         )
     if facts.prints and not _output_is_subject(em, test):
         for call in facts.prints:
-            em.emit_node("redundant-print", call, "The test prints output that nobody checks.",
-                         context={"call": segment(parsed, call, 60), "test": test.name})
+            em.emit_node(
+                "redundant-print",
+                call,
+                "The test prints output that nobody checks.",
+                context={"call": segment(parsed, call, 60), "test": test.name},
+            )
     for call, module in facts.sleeps:
         _sleepy(em, call, module, test)
     if facts.statements > cfg.verbose_test_max_statements:
         em.emit(
-            "verbose-test", test.line, test.end_line,
+            "verbose-test",
+            test.line,
+            test.end_line,
             f"{test.name} has {facts.statements} statements (limit "
             f"{cfg.verbose_test_max_statements}), too many to see what it checks.",
             confidence=0.9,
-            context={"test": test.name, "count": str(facts.statements),
-                     "limit": str(cfg.verbose_test_max_statements)},
+            context={
+                "test": test.name,
+                "count": str(facts.statements),
+                "limit": str(cfg.verbose_test_max_statements),
+            },
         )
     return empty, skipped
 
@@ -216,7 +260,8 @@ def _only_skips(node: ast.AST) -> bool:
     for handler in node.handlers:  # type: ignore[attr-defined]
         first = handler.body[0] if handler.body else None
         if not (
-            type(first) is ast.Expr and type(first.value) is ast.Call
+            type(first) is ast.Expr
+            and type(first.value) is ast.Call
             and dotted_name(first.value.func).rsplit(".", 1)[-1] in ("skip", "skipTest", "xfail")
         ):
             return False
@@ -238,16 +283,23 @@ def _handler_names(node: ast.AST) -> list[str]:
 
 def _sleepy(em: Emitter, call: ast.Call, module: str, test: TestFunction) -> None:
     if module != "time":
-        delay = call.args[0] if call.args else next(
-            (k.value for k in call.keywords if k.arg in ("delay", "seconds")), None
+        delay = (
+            call.args[0]
+            if call.args
+            else next((k.value for k in call.keywords if k.arg in ("delay", "seconds")), None)
         )
-        if not (type(delay) is ast.Constant and isinstance(delay.value, int | float)
-                and not isinstance(delay.value, bool) and delay.value > 0):
+        if not (
+            type(delay) is ast.Constant
+            and isinstance(delay.value, int | float)
+            and not isinstance(delay.value, bool)
+            and delay.value > 0
+        ):
             return
     if _has_comment(em.parsed, call):
         return
     em.emit_node(
-        "sleepy-test", call,
+        "sleepy-test",
+        call,
         f"{test.name} sleeps for a fixed time, which is slow and still flaky.",
         context={"call": segment(em.parsed, call, 60), "test": test.name},
     )

@@ -16,10 +16,52 @@ from agents.test_analysis.rules.facts import TestFacts
 _WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 #: Words every test shares; counting them would make unrelated tests look cohesive.
 _STOPWORDS = frozenset(
-    {"self", "cls", "test", "tests", "assert", "true", "false", "none", "is", "in", "not", "of",
-     "to", "a", "the", "and", "or", "with", "for", "len", "str", "int", "list", "dict", "set",
-     "equal", "equals", "raises", "pytest", "np", "mock", "called", "once", "fail", "almost",
-     "instance", "greater", "less", "regex", "count", "items", "value", "values", "result"}
+    {
+        "self",
+        "cls",
+        "test",
+        "tests",
+        "assert",
+        "true",
+        "false",
+        "none",
+        "is",
+        "in",
+        "not",
+        "of",
+        "to",
+        "a",
+        "the",
+        "and",
+        "or",
+        "with",
+        "for",
+        "len",
+        "str",
+        "int",
+        "list",
+        "dict",
+        "set",
+        "equal",
+        "equals",
+        "raises",
+        "pytest",
+        "np",
+        "mock",
+        "called",
+        "once",
+        "fail",
+        "almost",
+        "instance",
+        "greater",
+        "less",
+        "regex",
+        "count",
+        "items",
+        "value",
+        "values",
+        "result",
+    }
 )
 
 
@@ -30,14 +72,18 @@ def check_class_rules(em: Emitter, cls: TestClass, facts: list[TestFacts]) -> No
     init = cls.methods.get("__init__")
     if init is not None:
         em.emit(
-            "constructor-init", init.lineno, init.end_lineno,
+            "constructor-init",
+            init.lineno,
+            init.end_lineno,
             f"{cls.name} defines __init__; test runners construct test classes themselves, so "
             "set-up belongs in setUp or a fixture.",
             context={"cls": cls.name},
         )
     if cls.name in em.rc.default_test_names:
         em.emit(
-            "default-test", node.lineno, end,
+            "default-test",
+            node.lineno,
+            end,
             f"{cls.name} keeps a template name that says nothing about what it tests.",
             context={"cls": cls.name},
         )
@@ -78,7 +124,8 @@ def _self_attrs(func: ast.AST) -> tuple[set[str], set[str], set[str]]:
         elif type(n) is ast.Call and type(n.func) is ast.Attribute:
             owner = n.func.value
             if (
-                type(owner) is ast.Attribute and type(owner.value) is ast.Name
+                type(owner) is ast.Attribute
+                and type(owner.value) is ast.Name
                 and owner.value.id in ("self", "cls")
             ):
                 receivers.add(owner.attr)
@@ -116,7 +163,8 @@ def _fixture_rules(em: Emitter, cls: TestClass, facts: list[TestFacts]) -> None:
     # plumbing: tests are not expected to touch them, so they do not make a General Fixture.
     data_fields = fields - plumbing
     helpers = {
-        name for name in cls.methods
+        name
+        for name in cls.methods
         if not name.startswith("test") and name not in ("setUp", "tearDown", "__init__")
     }
     usage: list[tuple[TestFacts, set[str]]] = []
@@ -132,25 +180,38 @@ def _fixture_rules(em: Emitter, cls: TestClass, facts: list[TestFacts]) -> None:
             if not used:
                 t = f.test
                 em.emit(
-                    "test-maverick", t.line, t.end_line,
+                    "test-maverick",
+                    t.line,
+                    t.end_line,
                     f"{t.name} uses none of the fields {setup_name} sets "
                     f"({join_names(data_fields, 3)}), yet pays for that set-up.",
                     confidence=0.7,
-                    context={"test": t.name, "fields": join_names(data_fields, 3),
-                             "setup": setup_name, "test_plain": t.name},
+                    context={
+                        "test": t.name,
+                        "fields": join_names(data_fields, 3),
+                        "setup": setup_name,
+                        "test_plain": t.name,
+                    },
                 )
     if em.on("general-fixture") and data_fields and not _may_inherit_tests(cls):
         unused = {name for name in data_fields if any(name not in used for _, used in usage)}
         if unused:
             missing = sum(1 for _, used in usage if not data_fields <= used)
             em.emit(
-                "general-fixture", setup_with_fields.lineno, setup_with_fields.end_lineno,
+                "general-fixture",
+                setup_with_fields.lineno,
+                setup_with_fields.end_lineno,
                 f"{setup_name} sets {join_names(unused, 3)}, which {missing} of {len(usage)} "
                 "tests never use.",
                 confidence=0.7,
-                context={"setup": setup_name, "fields": join_names(unused, 3),
-                         "first_field": sorted(unused)[0], "unused_by": str(missing),
-                         "tests": str(len(usage)), "cls": cls.name},
+                context={
+                    "setup": setup_name,
+                    "fields": join_names(unused, 3),
+                    "first_field": sorted(unused)[0],
+                    "unused_by": str(missing),
+                    "tests": str(len(usage)),
+                    "cls": cls.name,
+                },
             )
 
 
@@ -160,7 +221,8 @@ def _fixture_rules(em: Emitter, cls: TestClass, facts: list[TestFacts]) -> None:
 @functools.lru_cache(maxsize=65536)
 def _words(token: str) -> tuple[str, ...]:
     return tuple(
-        w for w in (m.lower() for m in _WORD.findall(token))
+        w
+        for w in (m.lower() for m in _WORD.findall(token))
         if len(w) > 1 and w not in _STOPWORDS and not w.isdigit()
     )
 
@@ -205,7 +267,9 @@ def _cohesion(em: Emitter, cls: TestClass, facts: list[TestFacts]) -> None:
     node = cls.node
     stem = cls.name[4:] if cls.name.startswith("Test") else cls.name
     em.emit(
-        "lack-of-cohesion", node.lineno, node.end_lineno,
+        "lack-of-cohesion",
+        node.lineno,
+        node.end_lineno,
         f"The {len(facts)} tests of {cls.name} share little vocabulary (1 - mean similarity = "
         f"{score:.2f}), so the class likely tests several unrelated things.",
         confidence=0.6,

@@ -131,8 +131,12 @@ class Emitter:
         """:meth:`emit` at the line range of ``node``."""
         line: int = getattr(node, "lineno", 1)
         self.emit(
-            smell_id, line, getattr(node, "end_lineno", None) or line, message,
-            confidence=confidence, context=context,
+            smell_id,
+            line,
+            getattr(node, "end_lineno", None) or line,
+            message,
+            confidence=confidence,
+            context=context,
         )
 
 

@@ -20,39 +20,125 @@ PYTEST_SKIPS = frozenset({"skip"})
 SLEEP_MODULES = frozenset({"time", "asyncio", "trio", "anyio"})
 #: Names whose presence means the test replaces real resources with doubles.
 MOCK_NAMES = frozenset(
-    {"patch", "mock", "Mock", "MagicMock", "AsyncMock", "monkeypatch", "responses", "respx",
-     "requests_mock", "httpx_mock", "aioresponses", "httpserver", "mocker"}
+    {
+        "patch",
+        "mock",
+        "Mock",
+        "MagicMock",
+        "AsyncMock",
+        "monkeypatch",
+        "responses",
+        "respx",
+        "requests_mock",
+        "httpx_mock",
+        "aioresponses",
+        "httpserver",
+        "mocker",
+    }
 )
 #: Called names that may touch real resources; refined in the mystery-guest rule.
 GUEST_NAMES = frozenset(
-    {"open", "urlopen", "urlretrieve", "create_connection", "socket", "connect",
-     "create_engine", "HTTPConnection", "HTTPSConnection", "get", "post", "put", "delete",
-     "patch", "head", "request", "options", "load", "loadtxt", "genfromtxt", "fromfile",
-     "read_csv", "read_json", "read_excel", "read_parquet", "read_table", "read_text",
-     "read_bytes", "write_text", "write_bytes"}
+    {
+        "open",
+        "urlopen",
+        "urlretrieve",
+        "create_connection",
+        "socket",
+        "connect",
+        "create_engine",
+        "HTTPConnection",
+        "HTTPSConnection",
+        "get",
+        "post",
+        "put",
+        "delete",
+        "patch",
+        "head",
+        "request",
+        "options",
+        "load",
+        "loadtxt",
+        "genfromtxt",
+        "fromfile",
+        "read_csv",
+        "read_json",
+        "read_excel",
+        "read_parquet",
+        "read_table",
+        "read_text",
+        "read_bytes",
+        "write_text",
+        "write_bytes",
+    }
 )
 #: Helper-looking names: a test calling them may assert indirectly (lowers unknown-test
 #: confidence instead of suppressing it).
-HELPERISH_PREFIXES = ("check", "verify", "expect", "validate", "ensure", "_check", "_assert",
-                      "_verify", "do_test", "_test", "run_test", "helper")
+HELPERISH_PREFIXES = (
+    "check",
+    "verify",
+    "expect",
+    "validate",
+    "ensure",
+    "_check",
+    "_assert",
+    "_verify",
+    "do_test",
+    "_test",
+    "run_test",
+    "helper",
+)
 
 _CONTROL = frozenset(
-    {ast.If, ast.For, ast.AsyncFor, ast.While, ast.ListComp, ast.SetComp, ast.DictComp,
-     ast.GeneratorExp, ast.Match}
+    {
+        ast.If,
+        ast.For,
+        ast.AsyncFor,
+        ast.While,
+        ast.ListComp,
+        ast.SetComp,
+        ast.DictComp,
+        ast.GeneratorExp,
+        ast.Match,
+    }
 )
 _NESTED = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef})
 _STMT = frozenset(c for c in vars(ast).values() if isinstance(c, type) and issubclass(c, ast.stmt))
 _SKIP_FIELDS = frozenset(
-    {"ctx", "op", "ops", "type_comment", "id", "attr", "arg", "name", "names", "kind", "module",
-     "level", "is_async", "conversion", "tag", "type_ignores"}
+    {
+        "ctx",
+        "op",
+        "ops",
+        "type_comment",
+        "id",
+        "attr",
+        "arg",
+        "name",
+        "names",
+        "kind",
+        "module",
+        "level",
+        "is_async",
+        "conversion",
+        "tag",
+        "type_ignores",
+    }
 )
 _FIELDS: dict[type, tuple[str, ...]] = {ast.Constant: ()}
 
 F_NESTED = 1  # inside a def/lambda/class nested in the test
 F_TRY = 2  # inside a try statement that has handlers
 F_EXPECT = 4  # inside `with pytest.raises(...)` / `with self.assertRaises(...)`
-_EXPECTING = frozenset({"raises", "assertRaises", "assertRaisesRegex", "assertRaisesRegexp",
-                        "warns", "assertWarns", "assertWarnsRegex"})
+_EXPECTING = frozenset(
+    {
+        "raises",
+        "assertRaises",
+        "assertRaisesRegex",
+        "assertRaisesRegexp",
+        "warns",
+        "assertWarns",
+        "assertWarnsRegex",
+    }
+)
 
 
 def _child_fields(t: type) -> tuple[str, ...]:

@@ -16,8 +16,20 @@ from agents.test_analysis.rules.common import Emitter, dotted_name, segment
 from agents.test_analysis.rules.facts import MOCK_NAMES, TestFacts
 
 _DB_MODULES = frozenset(
-    {"sqlite3", "psycopg", "psycopg2", "pymysql", "MySQLdb", "mysql", "cx_Oracle", "oracledb",
-     "pyodbc", "asyncpg", "aiosqlite", "aiomysql"}
+    {
+        "sqlite3",
+        "psycopg",
+        "psycopg2",
+        "pymysql",
+        "MySQLdb",
+        "mysql",
+        "cx_Oracle",
+        "oracledb",
+        "pyodbc",
+        "asyncpg",
+        "aiosqlite",
+        "aiomysql",
+    }
 )
 _HTTP_MODULES = frozenset({"requests", "httpx", "urllib3", "aiohttp"})
 _FILE_OPENERS = frozenset({"", "io", "codecs", "gzip", "bz2", "lzma", "os"})
@@ -43,8 +55,18 @@ def _mentions(node: ast.AST, needles: tuple[str, ...], budget: int = 200) -> boo
 
 
 _PATH_SUFFIX = re.compile(r"\.[A-Za-z0-9]{1,8}$")
-_PATH_BUILDERS = ("join", "dirname", "abspath", "realpath", "Path", "resolve", "joinpath",
-                  "with_name", "with_suffix", "fspath")
+_PATH_BUILDERS = (
+    "join",
+    "dirname",
+    "abspath",
+    "realpath",
+    "Path",
+    "resolve",
+    "joinpath",
+    "with_name",
+    "with_suffix",
+    "fspath",
+)
 
 
 def _path_like(node: ast.AST, depth: int = 0) -> bool:
@@ -56,7 +78,9 @@ def _path_like(node: ast.AST, depth: int = 0) -> bool:
         if isinstance(value, bytes):
             value = value.decode("latin-1")
         return (
-            isinstance(value, str) and "\n" not in value and 0 < len(value) < 260
+            isinstance(value, str)
+            and "\n" not in value
+            and 0 < len(value) < 260
             and ("/" in value or "\\" in value or _PATH_SUFFIX.search(value) is not None)
         )
     if t is ast.Name:
@@ -98,12 +122,22 @@ def _classify(call: ast.Call, name: str, receiver: str) -> tuple[str, float] | N
         return "socket", 0.8
     if name == "connect" and receiver in _DB_MODULES:
         return "database", 0.8
-    if name == "create_engine" and type(first) is ast.Constant and ":memory:" not in str(
-        first.value
+    if (
+        name == "create_engine"
+        and type(first) is ast.Constant
+        and ":memory:" not in str(first.value)
     ):
         return "database", 0.8
-    if receiver in _HTTP_MODULES and name in ("get", "post", "put", "delete", "patch", "head",
-                                              "request", "options"):
+    if receiver in _HTTP_MODULES and name in (
+        "get",
+        "post",
+        "put",
+        "delete",
+        "patch",
+        "head",
+        "request",
+        "options",
+    ):
         return "network URL", 0.8
     if receiver in _NUMPY and name in ("load", "loadtxt", "genfromtxt", "fromfile"):
         return ("file", 0.8) if first is not None and _path_like(first) else None
@@ -138,21 +172,26 @@ def check_mystery_guests(em: Emitter, facts: TestFacts) -> None:
             if temp_test:
                 continue
         em.emit_node(
-            "mystery-guest", call,
+            "mystery-guest",
+            call,
             f"The test uses a real {resource} ({name}) instead of a fixture or a double.",
             confidence=confidence,
-            context={"call": segment(em.parsed, call, 60), "resource": resource,
-                     "test": test.name, "guest_example": _GUEST_EXAMPLES[resource]},
+            context={
+                "call": segment(em.parsed, call, 60),
+                "resource": resource,
+                "test": test.name,
+                "guest_example": _GUEST_EXAMPLES[resource],
+            },
         )
 
 
 _GUEST_EXAMPLES = {
-    "file": "def test_reads(tmp_path):\n    path = tmp_path / \"data.txt\"\n"
-            "    path.write_text(\"...\")\n    assert load(path) == ...",
-    "network URL": "def test_fetch(monkeypatch):\n    monkeypatch.setattr(client, \"get\", "
-                   "lambda url: FakeResponse(200))\n    assert fetch() == ...",
-    "socket": "def test_send():\n    sock = unittest.mock.Mock()\n    send(sock, b\"x\")\n"
-              "    sock.sendall.assert_called_once_with(b\"x\")",
-    "database": "def test_store():\n    conn = sqlite3.connect(\":memory:\")\n"
-                "    store(conn, item)\n    assert count(conn) == 1",
+    "file": 'def test_reads(tmp_path):\n    path = tmp_path / "data.txt"\n'
+    '    path.write_text("...")\n    assert load(path) == ...',
+    "network URL": 'def test_fetch(monkeypatch):\n    monkeypatch.setattr(client, "get", '
+    "lambda url: FakeResponse(200))\n    assert fetch() == ...",
+    "socket": 'def test_send():\n    sock = unittest.mock.Mock()\n    send(sock, b"x")\n'
+    '    sock.sendall.assert_called_once_with(b"x")',
+    "database": 'def test_store():\n    conn = sqlite3.connect(":memory:")\n'
+    "    store(conn, item)\n    assert count(conn) == 1",
 }

@@ -14,25 +14,45 @@ from agents.test_analysis.rules.common import Emitter, segment
 from agents.test_analysis.rules.facts import Assertion
 
 _TRUE_MAP: dict[type, str] = {
-    ast.Eq: "assertEqual", ast.NotEq: "assertNotEqual", ast.Is: "assertIs",
-    ast.IsNot: "assertIsNot", ast.In: "assertIn", ast.NotIn: "assertNotIn",
-    ast.Lt: "assertLess", ast.LtE: "assertLessEqual", ast.Gt: "assertGreater",
+    ast.Eq: "assertEqual",
+    ast.NotEq: "assertNotEqual",
+    ast.Is: "assertIs",
+    ast.IsNot: "assertIsNot",
+    ast.In: "assertIn",
+    ast.NotIn: "assertNotIn",
+    ast.Lt: "assertLess",
+    ast.LtE: "assertLessEqual",
+    ast.Gt: "assertGreater",
     ast.GtE: "assertGreaterEqual",
 }
 _FALSE_MAP: dict[type, str] = {
-    ast.Eq: "assertNotEqual", ast.NotEq: "assertEqual", ast.Is: "assertIsNot",
-    ast.IsNot: "assertIs", ast.In: "assertNotIn", ast.NotIn: "assertIn",
-    ast.Lt: "assertGreaterEqual", ast.LtE: "assertGreater", ast.Gt: "assertLessEqual",
+    ast.Eq: "assertNotEqual",
+    ast.NotEq: "assertEqual",
+    ast.Is: "assertIsNot",
+    ast.IsNot: "assertIs",
+    ast.In: "assertNotIn",
+    ast.NotIn: "assertIn",
+    ast.Lt: "assertGreaterEqual",
+    ast.LtE: "assertGreater",
+    ast.Gt: "assertLessEqual",
     ast.GtE: "assertLess",
 }
 _DEPRECATED = {
-    "assertEquals": "assertEqual", "assertNotEquals": "assertNotEqual",
-    "assertAlmostEquals": "assertAlmostEqual", "assertNotAlmostEquals": "assertNotAlmostEqual",
-    "assert_": "assertTrue", "failUnless": "assertTrue", "failIf": "assertFalse",
-    "failUnlessEqual": "assertEqual", "failIfEqual": "assertNotEqual",
-    "failUnlessAlmostEqual": "assertAlmostEqual", "failIfAlmostEqual": "assertNotAlmostEqual",
-    "failUnlessRaises": "assertRaises", "assertRegexpMatches": "assertRegex",
-    "assertNotRegexpMatches": "assertNotRegex", "assertRaisesRegexp": "assertRaisesRegex",
+    "assertEquals": "assertEqual",
+    "assertNotEquals": "assertNotEqual",
+    "assertAlmostEquals": "assertAlmostEqual",
+    "assertNotAlmostEquals": "assertNotAlmostEqual",
+    "assert_": "assertTrue",
+    "failUnless": "assertTrue",
+    "failIf": "assertFalse",
+    "failUnlessEqual": "assertEqual",
+    "failIfEqual": "assertNotEqual",
+    "failUnlessAlmostEqual": "assertAlmostEqual",
+    "failIfAlmostEqual": "assertNotAlmostEqual",
+    "failUnlessRaises": "assertRaises",
+    "assertRegexpMatches": "assertRegex",
+    "assertNotRegexpMatches": "assertNotRegex",
+    "assertRaisesRegexp": "assertRaisesRegex",
     "assertItemsEqual": "assertCountEqual",
 }
 
@@ -43,7 +63,8 @@ def _src(em: Emitter, node: ast.AST) -> str:
 
 def _emit(em: Emitter, a: Assertion, better: str, fixed: str, why: str) -> None:
     em.emit_node(
-        "suboptimal-assert", a.node,
+        "suboptimal-assert",
+        a.node,
         f"Use {better} here: {why}.",
         confidence=0.9,
         context={"assertion": segment(em.parsed, a.node), "fixed": fixed, "better": better},
@@ -73,24 +94,46 @@ def check_suboptimal(em: Emitter, a: Assertion) -> None:
             left, right = first.left, first.comparators[0]
             if type(right) is ast.Constant and right.value is None and op in (ast.Is, ast.IsNot):
                 better = "assertIsNone" if (op is ast.Is) == positive else "assertIsNotNone"
-                _emit(em, a, better, f"self.{better}({_src(em, left)})",
-                      "it states the intent and reports the value")
+                _emit(
+                    em,
+                    a,
+                    better,
+                    f"self.{better}({_src(em, left)})",
+                    "it states the intent and reports the value",
+                )
                 return
             better = (_TRUE_MAP if positive else _FALSE_MAP)[op]
-            _emit(em, a, better, f"self.{better}({_src(em, left)}, {_src(em, right)})",
-                  f"{name}(a {_op_text(op)} b) only reports 'False is not true'")
+            _emit(
+                em,
+                a,
+                better,
+                f"self.{better}({_src(em, left)}, {_src(em, right)})",
+                f"{name}(a {_op_text(op)} b) only reports 'False is not true'",
+            )
         elif (
-            type(first) is ast.Call and type(first.func) is ast.Name
-            and first.func.id == "isinstance" and len(first.args) == 2
+            type(first) is ast.Call
+            and type(first.func) is ast.Name
+            and first.func.id == "isinstance"
+            and len(first.args) == 2
         ):
             better = "assertIsInstance" if positive else "assertNotIsInstance"
             obj, typ = first.args
-            _emit(em, a, better, f"self.{better}({_src(em, obj)}, {_src(em, typ)})",
-                  "it reports the actual type on failure")
+            _emit(
+                em,
+                a,
+                better,
+                f"self.{better}({_src(em, obj)}, {_src(em, typ)})",
+                "it reports the actual type on failure",
+            )
         elif type(first) is ast.UnaryOp and type(first.op) is ast.Not:
             better = "assertFalse" if positive else "assertTrue"
-            _emit(em, a, better, f"self.{better}({_src(em, first.operand)})",
-                  "a negated condition reads better as the opposite assertion")
+            _emit(
+                em,
+                a,
+                better,
+                f"self.{better}({_src(em, first.operand)})",
+                "a negated condition reads better as the opposite assertion",
+            )
         return
     if name in ("assertEqual", "assertNotEqual", "assertIs", "assertIsNot") and len(args) >= 2:
         equal = name in ("assertEqual", "assertIs")
@@ -105,14 +148,23 @@ def check_suboptimal(em: Emitter, a: Assertion) -> None:
                 better = "assertFalse"
             else:
                 continue
-            _emit(em, a, better, f"self.{better}({_src(em, other)})",
-                  "it states the intent directly")
+            _emit(
+                em, a, better, f"self.{better}({_src(em, other)})", "it states the intent directly"
+            )
             return
 
 
 _OP_TEXT: dict[type, str] = {
-    ast.Eq: "==", ast.NotEq: "!=", ast.Is: "is", ast.IsNot: "is not", ast.In: "in",
-    ast.NotIn: "not in", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=",
+    ast.Eq: "==",
+    ast.NotEq: "!=",
+    ast.Is: "is",
+    ast.IsNot: "is not",
+    ast.In: "in",
+    ast.NotIn: "not in",
+    ast.Lt: "<",
+    ast.LtE: "<=",
+    ast.Gt: ">",
+    ast.GtE: ">=",
 }
 
 
@@ -132,6 +184,11 @@ def _pytest_style(em: Emitter, a: Assertion) -> None:
         if type(value) is ast.Constant and (value.value is None or isinstance(value.value, bool)):
             word = "is" if op is ast.Eq else "is not"
             fixed = f"assert {_src(em, other)} {word} {value.value!r}"
-            _emit(em, a, f"'{word} {value.value!r}'", fixed,
-                  f"comparing with {value.value!r} by == can be fooled by __eq__")
+            _emit(
+                em,
+                a,
+                f"'{word} {value.value!r}'",
+                fixed,
+                f"comparing with {value.value!r} by == can be fooled by __eq__",
+            )
             return
