@@ -176,6 +176,6 @@ def make_settings(
             "llm_probe_timeout_seconds": 1.0,
         }
         values.update(overrides)
-        return Settings(_env_file=None, **values)  # type: ignore[call-arg]
+        return Settings(_env_file=None, **values)
 
     return build

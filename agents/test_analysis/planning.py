@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Mapping
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 from langchain_core.messages import AnyMessage, HumanMessage
 from langgraph.runtime import Runtime
@@ -164,14 +164,18 @@ def _reset() -> dict[str, Any]:
 
 
 def _unplanned(
-    request: AnalysisRequestData, status: str, problem: str, mode: str, started: float
+    request: AnalysisRequestData,
+    status: Literal["empty", "rejected"],
+    problem: str,
+    mode: AnalysisMode,
+    started: float,
 ) -> dict[str, Any]:
     plan = AnalysisPlan(
-        status=status,  # type: ignore[typeddict-item]
+        status=status,
         problem=problem,
         source=request.get("source", "api"),
         mode=mode,
-        requested_mode=mode,  # type: ignore[typeddict-item]
+        requested_mode=mode,
         warnings=[],
         config={},
         files=[],

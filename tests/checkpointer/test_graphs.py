@@ -7,6 +7,7 @@ import uuid
 from typing import Any
 
 import pytest
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import CheckpointTuple
 from langgraph.checkpoint.memory import InMemorySaver
 
@@ -45,7 +46,7 @@ async def check_scenario(name: str, mode: Mode, url: str, **options: Any) -> Non
         actual = await SCENARIOS[name](Env(saver, mode), thread)
     assert actual == expected
     # A new saver (nothing cached) reads back the same thread, every namespace included.
-    config = {"configurable": {"thread_id": thread}}
+    config: RunnableConfig = {"configurable": {"thread_id": thread}}
     async with open_saver(url, "async", **options) as fresh:
         stored = [t async for t in fresh.alist(config)]
     assert stored_view(stored) == stored_view(list(reference.list(config)))

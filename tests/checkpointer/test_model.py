@@ -7,6 +7,7 @@ removals, replacements, equal-but-new copies, repeated small ints, deleted eleme
 from __future__ import annotations
 
 import asyncio
+import builtins
 import copy
 import os
 import threading
@@ -19,6 +20,7 @@ import redis.asyncio as aredis
 from hypothesis import HealthCheck, settings
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 from langchain_core.messages import AIMessage
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import CheckpointTuple
 from langgraph.checkpoint.serde.types import ERROR, INTERRUPT, RESUME
 
@@ -123,17 +125,17 @@ class SaverMachine(RuleBasedStateMachine):
         versions: dict[str, Any] = {}
         values: dict[str, Any] = {}
         if parent is not None:
-            versions = dict(
-                self.model.get_tuple(
-                    {
-                        "configurable": {
-                            "thread_id": thread,
-                            "checkpoint_ns": ns,
-                            "checkpoint_id": parent,
-                        }
+            parent_tuple = self.model.get_tuple(
+                {
+                    "configurable": {
+                        "thread_id": thread,
+                        "checkpoint_ns": ns,
+                        "checkpoint_id": parent,
                     }
-                ).checkpoint["channel_versions"]
-            )  # type: ignore[union-attr]
+                }
+            )
+            assert parent_tuple is not None
+            versions = dict(parent_tuple.checkpoint["channel_versions"])
             values = dict(self.objects[(thread, ns, parent)])
         new_versions: dict[str, Any] = {}
         for channel in ("messages", "tags", "count", "note"):
@@ -198,7 +200,9 @@ class SaverMachine(RuleBasedStateMachine):
             ),
             label="writes",
         )
-        config = {"configurable": {"thread_id": thread, "checkpoint_ns": ns, "checkpoint_id": cid}}
+        config: RunnableConfig = {
+            "configurable": {"thread_id": thread, "checkpoint_ns": ns, "checkpoint_id": cid}
+        }
         self.saver.put_writes(config, writes, task, path)
         self.model.put_writes(config, writes, task, path)
 
@@ -232,7 +236,9 @@ class SaverMachine(RuleBasedStateMachine):
     ) -> None:
         ids = sorted({c for _, _, c in self._stored()})
         before_id = data.draw(st.sampled_from([None, *ids]), label="before")
-        before = {"configurable": {"checkpoint_id": before_id}} if before_id else None
+        before: RunnableConfig | None = (
+            {"configurable": {"checkpoint_id": before_id}} if before_id else None
+        )
         config: Any = None
         if thread is not None:
             config = {"configurable": {"thread_id": thread}}
@@ -264,12 +270,12 @@ class SaverMachine(RuleBasedStateMachine):
         threads=st.lists(st.sampled_from(THREADS), max_size=3),
         strategy=st.sampled_from(["keep_latest", "keep_latest", "delete"]),
     )
-    def prune(self, threads: list[str], strategy: str) -> None:
+    def prune(self, threads: builtins.list[str], strategy: str) -> None:
         self.saver.prune(threads, strategy=strategy)
         self.model.prune(threads, strategy=strategy)
 
     @rule(runs=st.lists(st.sampled_from(RUNS), max_size=2))
-    def delete_for_runs(self, runs: list[str]) -> None:
+    def delete_for_runs(self, runs: builtins.list[str]) -> None:
         self.saver.delete_for_runs(runs)
         self.model.delete_for_runs(runs)
 
@@ -281,7 +287,7 @@ class SaverMachine(RuleBasedStateMachine):
     @invariant()
     def same_threads(self) -> None:
         for thread in THREADS:
-            config = {"configurable": {"thread_id": thread}}
+            config: RunnableConfig = {"configurable": {"thread_id": thread}}
             got = [view(t) for t in self.saver.list(config)]
             want = [view(t) for t in newest_first(list(self.model.list(config)))]
             assert got == want

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from typing import Any
+from typing import Any, cast
 
 import pytest
 import redis
 import redis.asyncio as aredis
-from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import ChannelVersions, CheckpointMetadata
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from redis.cluster import key_slot
 
@@ -60,7 +62,10 @@ def test_get_next_version_increases_and_differs_per_fork() -> None:
     first = saver.get_next_version(None, None)
     second = saver.get_next_version(first, None)
     assert first < second < saver.get_next_version(second, None)
-    assert saver.get_next_version(7, None).startswith("0000000008.")
+    # An int version (InMemorySaver's default) is accepted at runtime, though the parameter
+    # is annotated `str | None`; Any keeps this deliberate input without an ignore.
+    int_version: Any = 7
+    assert saver.get_next_version(int_version, None).startswith("0000000008.")
     # InMemorySaver-style versions (32 digits) continue in order.
     assert saver.get_next_version("0" * 31 + "5.123", None) > "0" * 31 + "5.123"
     assert len({saver.get_next_version(first, None) for _ in range(50)}) > 45
@@ -70,13 +75,13 @@ def test_one_round_trip_per_operation(private_redis: RedisServer) -> None:
     """MONITOR shows one client command (a script call) per put, put_writes and get_tuple."""
     client = redis.Redis.from_url(private_redis.url)
     saver = RedisSaver(client)
-    config: Any = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
-    messages = [HumanMessage("hi", id="1")]
+    config: RunnableConfig = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
+    messages: list[BaseMessage] = [HumanMessage("hi", id="1")]
 
     def put() -> None:
         nonlocal config, messages
         messages = [*messages, AIMessage(f"step {len(messages)}", id=f"a{len(messages)}")]
-        versions = {"messages": str(len(messages))}
+        versions: ChannelVersions = {"messages": str(len(messages))}
         config = saver.put(
             config, checkpoint({"messages": messages}, versions), {"run_id": "r"}, versions
         )
@@ -117,7 +122,7 @@ def test_values_stored_once_and_as_serialized(shared_url: str, key_prefix: str) 
     client = redis.Redis.from_url(shared_url)
     saver = RedisSaver(client, key_prefix=key_prefix)
     keys = thread_keys(key_prefix, "t")
-    base = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
+    base: RunnableConfig = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
     note = {"big": "x" * 1000}
     first = saver.put(
         base,
@@ -140,7 +145,7 @@ def test_list_channel_grows_like_its_elements(shared_url: str, key_prefix: str) 
     client = redis.Redis.from_url(shared_url)
     saver = RedisSaver(client, key_prefix=key_prefix)
     keys = thread_keys(key_prefix, "t")
-    config = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
+    config: RunnableConfig = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
     messages: list[Any] = []
     sizes = {}
     for step in range(1, 81):
@@ -161,7 +166,9 @@ def test_list_channel_grows_like_its_elements(shared_url: str, key_prefix: str) 
         config, checkpoint({"messages": messages}, {"messages": "81"}), {}, {"messages": "81"}
     )
     assert client.hlen(keys.elements) == 81
-    assert client.hget(keys.blobs, b"\x00messages\x0081").count(b";") == 2
+    blob = client.hget(keys.blobs, b"\x00messages\x0081")
+    assert isinstance(blob, bytes)
+    assert blob.count(b";") == 2
     # A new saver (nothing cached) reads all versions back.
     fresh = RedisSaver(client, key_prefix=key_prefix)
     got = fresh.get_tuple({"configurable": {"thread_id": "t", "checkpoint_ns": ""}})
@@ -182,8 +189,12 @@ def test_fragmented_list_is_stored_whole(shared_url: str, key_prefix: str) -> No
         {},
         {"v": "1"},
     )
-    assert client.hget(keys.blobs, b"\x00v\x001").startswith(b"V")
-    assert saver.get_tuple(stored).checkpoint["channel_values"]["v"] == value  # type: ignore[union-attr]
+    blob = client.hget(keys.blobs, b"\x00v\x001")
+    assert isinstance(blob, bytes)
+    assert blob.startswith(b"V")
+    got = saver.get_tuple(stored)
+    assert got is not None
+    assert got.checkpoint["channel_values"]["v"] == value
     client.close()
 
 
@@ -207,17 +218,21 @@ def test_custom_serde_is_used_everywhere(shared_url: str, key_prefix: str) -> No
     stored = saver.put(
         {"configurable": {"thread_id": "t", "checkpoint_ns": ""}},
         checkpoint(values, {"messages": "1", "n": "1"}),
-        {"k": "v"},
+        # Savers keep any metadata key; CheckpointMetadata only lists LangGraph's own.
+        cast(CheckpointMetadata, {"k": "v"}),
         {"messages": "1", "n": "1"},
     )
     saver.put_writes(stored, [("n", 4)], "task")
     got = saver.get_tuple(stored)
     assert got is not None and got.checkpoint["channel_values"] == values
-    assert got.metadata["k"] == "v" and got.pending_writes == [("task", "n", 4)]
+    metadata = cast(dict[str, Any], got.metadata)  # "k" is not a CheckpointMetadata key
+    assert metadata["k"] == "v" and got.pending_writes == [("task", "n", 4)]
     keys = thread_keys(key_prefix, "t")
     stored_values = [*client.hvals(keys.blobs), *client.hvals(keys.elements)]
     assert all(
-        v.startswith((b"Vtag+", b"tag+", b"L")) for v in stored_values if v != b"E" and len(v) > 20
+        isinstance(v, bytes) and v.startswith((b"Vtag+", b"tag+", b"L"))
+        for v in stored_values
+        if v != b"E" and len(v) > 20
     )
     client.close()
 
@@ -244,7 +259,9 @@ async def test_list_all_threads_and_delete_for_runs(shared_url: str, key_prefix:
     async with AsyncRedisSaver.from_conn_string(shared_url, key_prefix=key_prefix) as saver:
         for thread in ("a", "b", "{c}"):
             for run in ("r1", "r2"):
-                config = {"configurable": {"thread_id": thread, "checkpoint_ns": ""}}
+                config: RunnableConfig = {
+                    "configurable": {"thread_id": thread, "checkpoint_ns": ""}
+                }
                 await saver.aput(config, checkpoint({}, {}), {"run_id": run, "step": 1}, {})
         everything = [t async for t in saver.alist(None)]
         assert len(everything) == 6
@@ -262,7 +279,7 @@ async def test_list_all_threads_and_delete_for_runs(shared_url: str, key_prefix:
 async def test_parked_writes_ride_with_the_next_put(private_redis: RedisServer) -> None:
     """aput_writes then aput on one thread: one script call; alone, writes go after the delay."""
     async with AsyncRedisSaver.from_conn_string(private_redis.url) as saver:
-        base = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
+        base: RunnableConfig = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
         first = await saver.aput(base, checkpoint({}, {}), {}, {})
         await saver.aput_writes(first, [("x", 1)], "warm-up")  # scripts loaded
         monitor_client = redis.Redis.from_url(private_redis.url)
@@ -305,7 +322,7 @@ async def test_parked_write_errors_reach_the_caller(private_redis: RedisServer) 
 
 async def test_async_saver_sync_api_from_another_thread(shared_url: str, key_prefix: str) -> None:
     async with AsyncRedisSaver.from_conn_string(shared_url, key_prefix=key_prefix) as saver:
-        config = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
+        config: RunnableConfig = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
         stored = await asyncio.to_thread(
             saver.put, config, checkpoint({"m": ["a"]}, {"m": "1"}), {}, {"m": "1"}
         )

@@ -5,10 +5,12 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from typing import Any
+from typing import Any, cast
 
 import pytest
 import redis
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import CheckpointMetadata
 from langgraph.checkpoint.memory import InMemorySaver
 
 from checkpointer import AsyncRedisSaver, RedisSaver
@@ -24,7 +26,7 @@ def prefixed_ttls(url: str, prefix: str) -> dict[bytes, int]:
         client.close()
 
 
-def put_one(saver: RedisSaver, thread: str, **metadata: Any) -> dict[str, Any]:
+def put_one(saver: RedisSaver, thread: str, **metadata: Any) -> RunnableConfig:
     checkpoint: Any = {
         "v": 4,
         "id": str(uuid.uuid4()),
@@ -34,10 +36,11 @@ def put_one(saver: RedisSaver, thread: str, **metadata: Any) -> dict[str, Any]:
         "versions_seen": {},
         "updated_channels": None,
     }
-    config = {"configurable": {"thread_id": thread, "checkpoint_ns": ""}}
-    stored = saver.put(
-        config, checkpoint, {"source": "loop", "step": 0, **metadata}, {"messages": "1", "n": "1"}
-    )
+    config: RunnableConfig = {"configurable": {"thread_id": thread, "checkpoint_ns": ""}}
+    # The extra keys (run_id here) are CheckpointMetadata keys, but a `**` of a plain dict
+    # cannot be checked against the TypedDict.
+    full_metadata = cast(CheckpointMetadata, {"source": "loop", "step": 0, **metadata})
+    stored = saver.put(config, checkpoint, full_metadata, {"messages": "1", "n": "1"})
     saver.put_writes(stored, [("n", 2)], "task")
     return stored
 
@@ -50,7 +53,10 @@ async def test_every_key_has_a_ttl_after_any_operation(shared_url: str, key_pref
             await scenario(Env(saver, "async"), name)
         await saver.acopy_thread("subgraph", "copy-of-subgraph")
         await saver.aprune(["time_travel"], strategy="keep_latest")
-        run = {"configurable": {"thread_id": "run-thread", "checkpoint_ns": ""}, "metadata": {}}
+        run: RunnableConfig = {
+            "configurable": {"thread_id": "run-thread", "checkpoint_ns": ""},
+            "metadata": {},
+        }
         await saver.aput(run, _checkpoint(), {"run_id": "run-1", "source": "loop", "step": 0}, {})
         await saver.adelete_for_runs(["no-such-run"])
     ttls = prefixed_ttls(shared_url, key_prefix)

@@ -167,7 +167,7 @@ def test_embedded_defaults_start_persist_and_stop(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_embedded_redis_stops_after_authenticated_requests(tmp_path: Path) -> None:
     """The rate limiter shares the app's Redis pool, so nothing keeps the server alive."""
-    settings = Settings(  # type: ignore[call-arg]
+    settings = Settings(
         _env_file=None, data_dir=tmp_path / "data", llm_provider="none", api_keys="k"
     )
     app = create_app(settings)
