@@ -94,10 +94,11 @@ class RedisSaverBase(BaseCheckpointSaver[str]):
             ctx = self._ctx = dataclasses.replace(ctx, serde=self.serde)
         return ctx
 
-    def get_next_version(self, current: str | None, channel: None) -> str:
+    def get_next_version(self, current: str | int | None, channel: None) -> str:
         """`<counter>.<random>`: increasing, and unique per fork (time travel never reuses a
         version another branch stored). Shorter than InMemorySaver's, as every checkpoint
-        stores every channel's version."""
+        stores every channel's version. An int `current` (checkpoints written by savers with
+        integer versions) continues from that counter."""
         if current is None:
             counter = 0
         elif isinstance(current, int):

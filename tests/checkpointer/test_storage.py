@@ -62,10 +62,8 @@ def test_get_next_version_increases_and_differs_per_fork() -> None:
     first = saver.get_next_version(None, None)
     second = saver.get_next_version(first, None)
     assert first < second < saver.get_next_version(second, None)
-    # An int version (InMemorySaver's default) is accepted at runtime, though the parameter
-    # is annotated `str | None`; Any keeps this deliberate input without an ignore.
-    int_version: Any = 7
-    assert saver.get_next_version(int_version, None).startswith("0000000008.")
+    # An int version (InMemorySaver's default) continues from that counter.
+    assert saver.get_next_version(7, None).startswith("0000000008.")
     # InMemorySaver-style versions (32 digits) continue in order.
     assert saver.get_next_version("0" * 31 + "5.123", None) > "0" * 31 + "5.123"
     assert len({saver.get_next_version(first, None) for _ in range(50)}) > 45
