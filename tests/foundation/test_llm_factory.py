@@ -187,3 +187,24 @@ def test_fast_role_uses_the_cheaper_model(
 
 def test_no_provider_means_no_model(make_settings: Callable[..., Settings]) -> None:
     assert _factory(make_settings(llm_provider="none")).get_llm() is None
+
+
+def test_timeouts_are_retried_then_reported(
+    make_settings: Callable[..., Settings], stub_openai: StubOpenAI
+) -> None:
+    s = make_settings(
+        llm_provider="openai",
+        openai_api_key="sk-t",
+        openai_base_url=stub_openai.base_url,
+        llm_timeout_seconds=0.3,
+        llm_max_retries=1,
+    )
+    stub_openai.latency = 0.8
+    llm = _factory(s).get_llm()
+    assert llm is not None
+    with pytest.raises(openai.APITimeoutError):
+        llm.invoke("too slow")
+    time.sleep(1.0)  # let the stub finish the abandoned requests before counting them
+    assert len(stub_openai.requests) == 2  # first try + 1 retry, each cut off by the timeout
+    stub_openai.latency = 0.0
+    assert "quick" in str(llm.invoke("quick").content)
