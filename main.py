@@ -168,7 +168,20 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
 
 def _serve(settings: Settings, host: str | None, port: int | None) -> int:
+    import asyncio
+
     import uvicorn
+
+    from agents.models import LLMConfigError, detect_provider
+    from tools.storage import StartupError, preflight
+
+    try:
+        asyncio.run(preflight(settings))
+        if settings.llm_provider in ("openai", "ollama"):
+            detect_provider(settings)  # an explicit provider's configuration errors, no probing
+    except (StartupError, LLMConfigError) as exc:
+        print(f"Switchyard cannot start: {exc}", file=sys.stderr)
+        return 3
 
     uvicorn.run(
         create_app(settings),

@@ -15,6 +15,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
+from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -227,64 +228,102 @@ def _ms(start: float) -> float:
     return round((time.perf_counter() - start) * 1000, 2)
 
 
+async def check_redis(client: AnyRedis, url: str, timeout: float) -> None:
+    """Raise StartupError (naming the URL and the fix) unless Redis answers a PING."""
+    try:
+        await asyncio.wait_for(client.ping(), timeout)
+    except Exception as exc:
+        raise StartupError(
+            f"Redis at {redact_url(url)} is unreachable ({type(exc).__name__}: {exc}). "
+            "Start that server or fix REDIS_URL; unset REDIS_URL to use the embedded Redis."
+        ) from None
+
+
+async def check_postgres(url: str, timeout: float) -> None:
+    """Raise StartupError (naming the URL and the fix) unless Postgres accepts a connection."""
+    try:
+        conn = await asyncio.wait_for(
+            psycopg.AsyncConnection.connect(url, connect_timeout=max(1, int(timeout))), timeout + 1
+        )
+        await conn.close()
+    except Exception as exc:
+        raise StartupError(
+            f"Postgres at {redact_url(url)} is unreachable ({type(exc).__name__}: {exc}). Start "
+            "that server or fix DATABASE_URL; unset DATABASE_URL to use the embedded Postgres."
+        ) from None
+
+
+async def check_qdrant(client: QdrantClient, url: str) -> None:
+    """Raise StartupError (naming the URL and the fix) unless the Qdrant server answers."""
+    try:
+        await asyncio.to_thread(client.get_collections)
+    except Exception as exc:
+        raise StartupError(
+            f"Qdrant at {redact_url(url)} is unreachable ({type(exc).__name__}: {exc}). Start "
+            "that server or fix QDRANT_URL; unset QDRANT_URL to use local mode under DATA_DIR."
+        ) from None
+
+
+async def preflight(settings: Settings) -> None:
+    """Check that every server with a configured URL answers, opening nothing that stays open.
+
+    `serve` runs this before the web server starts, so an unreachable server is reported as one
+    clear line instead of a failed application start-up.
+    """
+    timeout = settings.connect_timeout_seconds
+    if settings.redis_url:
+        client, sync_client = redis_clients(
+            settings.redis_url, cluster=settings.redis_cluster, timeout=timeout
+        )
+        sync_client.close()
+        try:
+            await check_redis(client, settings.redis_url, timeout)
+        finally:
+            await client.aclose()
+    if settings.database_url:
+        await check_postgres(settings.database_url, timeout)
+    if settings.qdrant_url:
+        qdrant = qdrant_client(settings)
+        try:
+            await check_qdrant(qdrant, settings.qdrant_url)
+        finally:
+            qdrant.close()
+
+
 async def open_stores(settings: Settings) -> Stores:
     """Open (or start) Redis, Postgres and Qdrant; raise StartupError naming what failed."""
-    embedded: list[EmbeddedRedis | EmbeddedPostgres] = []
     timeout = settings.connect_timeout_seconds
-    try:
+    embedded: list[EmbeddedRedis | EmbeddedPostgres] = []
+    async with AsyncExitStack() as cleanup:  # undoes everything opened so far if a step fails
         if settings.redis_url:
             redis_url = settings.redis_url
         else:
             embedded_redis = await asyncio.to_thread(EmbeddedRedis, settings.data_dir)
+            cleanup.callback(embedded_redis.stop)
             embedded.append(embedded_redis)
             redis_url = embedded_redis.url
         aclient, sclient = redis_clients(redis_url, cluster=settings.redis_cluster, timeout=timeout)
-        try:
-            await asyncio.wait_for(aclient.ping(), timeout)
-        except Exception as exc:
-            await aclient.aclose()
-            sclient.close()
-            raise StartupError(
-                f"Redis at {redact_url(redis_url)} is unreachable ({type(exc).__name__}: {exc}). "
-                "Start that server or fix REDIS_URL; unset REDIS_URL to use the embedded Redis."
-            ) from None
+        cleanup.callback(sclient.close)
+        cleanup.push_async_callback(aclient.aclose)
+        await check_redis(aclient, redis_url, timeout)
 
         if settings.database_url:
             database_url = settings.database_url
         else:
             pg_server = await asyncio.to_thread(EmbeddedPostgres, settings.data_dir)
+            cleanup.callback(pg_server.stop)
             embedded.append(pg_server)
             database_url = pg_server.url
-        try:
-            await asyncio.wait_for(_check_postgres(database_url, timeout), timeout + 1)
-        except Exception as exc:
-            await aclient.aclose()
-            sclient.close()
-            raise StartupError(
-                f"Postgres at {redact_url(database_url)} is unreachable ({type(exc).__name__}: "
-                f"{exc}). Start that server or fix DATABASE_URL; unset DATABASE_URL to use the "
-                "embedded Postgres."
-            ) from None
+        await check_postgres(database_url, timeout)
         pool = _pool(database_url, timeout)
         await pool.open(wait=True, timeout=timeout)
+        cleanup.push_async_callback(pool.close)
 
         qdrant = await asyncio.to_thread(qdrant_client, settings)
+        cleanup.callback(qdrant.close)
         if settings.qdrant_url:
-            try:
-                await asyncio.to_thread(qdrant.get_collections)
-            except Exception as exc:
-                await pool.close()
-                await aclient.aclose()
-                sclient.close()
-                raise StartupError(
-                    f"Qdrant at {redact_url(settings.qdrant_url)} is unreachable "
-                    f"({type(exc).__name__}: {exc}). Start that server or fix QDRANT_URL; unset "
-                    "QDRANT_URL to use local mode under DATA_DIR."
-                ) from None
-    except BaseException:
-        for server in reversed(embedded):
-            server.stop()
-        raise
+            await check_qdrant(qdrant, settings.qdrant_url)
+        cleanup.pop_all()  # everything opened: the Stores own it from here
     log.info(
         "storage: redis %s, postgres %s, qdrant %s",
         redact_url(redis_url),
@@ -292,8 +331,3 @@ async def open_stores(settings: Settings) -> Stores:
         settings.qdrant_url or "local mode",
     )
     return Stores(settings, aclient, sclient, redis_url, pool, database_url, qdrant, embedded)
-
-
-async def _check_postgres(url: str, timeout: float) -> None:
-    conn = await psycopg.AsyncConnection.connect(url, connect_timeout=max(1, int(timeout)))
-    await conn.close()

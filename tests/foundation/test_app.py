@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import logging
 import os
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -12,8 +14,10 @@ from fastapi.testclient import TestClient
 
 from config import Settings
 from main import create_app
-from tests.support.servers import RedisServer
+from tests.support.servers import RedisServer, free_port
 from tests.support.stub_openai import StubOpenAI
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_health_is_ok_with_the_machines_servers(make_settings: Callable[..., Settings]) -> None:
@@ -176,3 +180,26 @@ def test_embedded_redis_stops_after_authenticated_requests(tmp_path: Path) -> No
         assert client.get("/metrics", headers={"X-API-Key": "k"}).status_code == 200
         redis_pid = app.state.services.stores.embedded[0].pid
     assert not _alive(redis_pid)
+
+
+def test_serve_reports_an_unreachable_server_in_one_line(tmp_path: Path) -> None:
+    port = free_port()  # nothing listens there
+    env = {
+        **os.environ,
+        "REDIS_URL": f"redis://:hunter2@127.0.0.1:{port}/0",
+        "DATA_DIR": str(tmp_path),
+        "CONNECT_TIMEOUT_SECONDS": "1",
+        "PYTHONPATH": str(REPO),
+    }
+    result = subprocess.run(
+        [sys.executable, "main.py", "serve"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 3
+    assert f"Redis at redis://:***@127.0.0.1:{port}/0 is unreachable" in result.stderr
+    assert "fix REDIS_URL" in result.stderr
+    assert "Traceback" not in result.stderr and "hunter2" not in result.stderr
