@@ -228,40 +228,55 @@ def _ms(start: float) -> float:
     return round((time.perf_counter() - start) * 1000, 2)
 
 
-async def check_redis(client: AnyRedis, url: str, timeout: float) -> None:
-    """Raise StartupError (naming the URL and the fix) unless Redis answers a PING."""
+async def _reachable(
+    probe: Awaitable[Any], *, name: str, url: str, variable: str, fallback: str
+) -> None:
+    """Await `probe`; on any failure raise StartupError naming the server, the URL and the fix."""
     try:
-        await asyncio.wait_for(client.ping(), timeout)
+        await probe
     except Exception as exc:
         raise StartupError(
-            f"Redis at {redact_url(url)} is unreachable ({type(exc).__name__}: {exc}). "
-            "Start that server or fix REDIS_URL; unset REDIS_URL to use the embedded Redis."
+            f"{name} at {redact_url(url)} is unreachable ({type(exc).__name__}: {exc}). Start "
+            f"that server or fix {variable}; unset {variable} to use {fallback}."
         ) from None
+
+
+async def check_redis(client: AnyRedis, url: str, timeout: float) -> None:
+    """Raise StartupError unless Redis answers a PING."""
+    await _reachable(
+        asyncio.wait_for(client.ping(), timeout),
+        name="Redis",
+        url=url,
+        variable="REDIS_URL",
+        fallback="the embedded Redis",
+    )
+
+
+async def _connect_postgres(url: str, timeout: float) -> None:
+    conn = await psycopg.AsyncConnection.connect(url, connect_timeout=max(1, int(timeout)))
+    await conn.close()
 
 
 async def check_postgres(url: str, timeout: float) -> None:
-    """Raise StartupError (naming the URL and the fix) unless Postgres accepts a connection."""
-    try:
-        conn = await asyncio.wait_for(
-            psycopg.AsyncConnection.connect(url, connect_timeout=max(1, int(timeout))), timeout + 1
-        )
-        await conn.close()
-    except Exception as exc:
-        raise StartupError(
-            f"Postgres at {redact_url(url)} is unreachable ({type(exc).__name__}: {exc}). Start "
-            "that server or fix DATABASE_URL; unset DATABASE_URL to use the embedded Postgres."
-        ) from None
+    """Raise StartupError unless Postgres accepts a connection."""
+    await _reachable(
+        asyncio.wait_for(_connect_postgres(url, timeout), timeout + 1),
+        name="Postgres",
+        url=url,
+        variable="DATABASE_URL",
+        fallback="the embedded Postgres",
+    )
 
 
 async def check_qdrant(client: QdrantClient, url: str) -> None:
-    """Raise StartupError (naming the URL and the fix) unless the Qdrant server answers."""
-    try:
-        await asyncio.to_thread(client.get_collections)
-    except Exception as exc:
-        raise StartupError(
-            f"Qdrant at {redact_url(url)} is unreachable ({type(exc).__name__}: {exc}). Start "
-            "that server or fix QDRANT_URL; unset QDRANT_URL to use local mode under DATA_DIR."
-        ) from None
+    """Raise StartupError unless the Qdrant server answers."""
+    await _reachable(
+        asyncio.to_thread(client.get_collections),
+        name="Qdrant",
+        url=url,
+        variable="QDRANT_URL",
+        fallback="local mode under DATA_DIR",
+    )
 
 
 async def preflight(settings: Settings) -> None:

@@ -15,13 +15,20 @@ from typing import Any
 
 from langchain_core.messages import HumanMessage
 from langchain_core.runnables import RunnableConfig
-from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command
 
 from agents.test_analysis.state import AGENT, AnalysisRequestData
 
-__all__ = ["analysis_input", "persisted_batches", "result_of", "run_config", "run_sync"]
+__all__ = [
+    "analysis_input",
+    "batches_in",
+    "persisted_batches",
+    "result_of",
+    "run_config",
+    "run_sync",
+]
 
 
 def run_config(thread_id: str, owner: str = "") -> RunnableConfig:
@@ -81,10 +88,9 @@ async def run_sync(
     return result_of(state)
 
 
-async def persisted_batches(checkpointer: BaseCheckpointSaver[Any], thread_id: str) -> set[str]:
-    """Ids of the LLM batches whose review is persisted: in the latest checkpoint, or among
-    its pending writes (a task whose write is saved is never run again on resume)."""
-    saved = await checkpointer.aget_tuple(run_config(thread_id))
+def batches_in(saved: CheckpointTuple | None) -> set[str]:
+    """Ids of the LLM batches whose review a checkpoint holds: in its values, or among its
+    pending writes (a task whose write is saved is never run again on resume)."""
     if saved is None:
         return set()
     done = set(saved.checkpoint.get("channel_values", {}).get("llm_reviews") or {})
@@ -92,3 +98,8 @@ async def persisted_batches(checkpointer: BaseCheckpointSaver[Any], thread_id: s
         if channel == "llm_reviews" and isinstance(value, dict):
             done.update(value)
     return done
+
+
+async def persisted_batches(checkpointer: BaseCheckpointSaver[Any], thread_id: str) -> set[str]:
+    """Ids of the LLM batches whose review is persisted for the thread."""
+    return batches_in(await checkpointer.aget_tuple(run_config(thread_id)))

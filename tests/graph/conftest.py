@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -14,17 +13,7 @@ from config import Settings
 from graph.deps import GraphDeps
 from graph.registry import AgentRegistry, AgentSpec
 from graph.state import AgentAnswer, MultiAgentState
-
-
-@dataclass
-class FixedFactory:
-    """Stands in for LLMFactory: hands out one scripted model (or none) for every role."""
-
-    model: BaseChatModel | None
-    provider: str = "scripted"
-
-    def get_llm(self, role: str = "chat") -> BaseChatModel | None:
-        return self.model
+from tests.support.scripted import FixedFactory
 
 
 def answering_agent(

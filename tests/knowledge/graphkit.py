@@ -22,8 +22,7 @@ from config import Settings
 from graph.context import RunContext
 from graph.deps import GraphDeps
 from graph.workflow import SwitchyardGraph, compile_graph
-from tests.graph.conftest import FixedFactory
-from tests.support.scripted import ScriptedChatModel
+from tests.support.scripted import FixedFactory, ScriptedChatModel
 
 CATS_ANSWER = "Domestic cats sleep between twelve and sixteen hours a day [1]."
 _DOCUMENT_TITLE = re.compile(r'Document "(.*)":')

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
@@ -23,6 +24,17 @@ from pydantic import BaseModel, ConfigDict, Field
 
 ScriptItem = Any
 Responder = Callable[[list[BaseMessage], Any], ScriptItem]
+
+
+@dataclass
+class FixedFactory:
+    """Stands in for `LLMFactory`: hands out one model (or none) for every role."""
+
+    model: BaseChatModel | None
+    provider: str = "scripted"
+
+    def get_llm(self, role: str = "chat") -> BaseChatModel | None:
+        return self.model
 
 
 class ScriptExhausted(AssertionError):

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Awaitable, Callable, Iterator
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -18,18 +17,8 @@ from config import Settings
 from graph.deps import GraphDeps
 from graph.workflow import compile_graph
 from main import create_app
+from tests.support.scripted import FixedFactory
 from tests.support.stub_openai import StubOpenAI
-
-
-@dataclass
-class FixedFactory:
-    """Stands in for LLMFactory: one model (or none) for every role."""
-
-    model: BaseChatModel | None
-    provider: str = "scripted"
-
-    def get_llm(self, role: str = "chat") -> BaseChatModel | None:
-        return self.model
 
 
 def graph_for(model: BaseChatModel | None, **settings: Any) -> Any:

@@ -94,17 +94,11 @@ def saved_batches(redis_url: str, thread_id: str) -> set[str]:
     straight from Redis with the saver, as a resumed run would see them)."""
     import redis
 
+    from agents.test_analysis.runs import batches_in
     from checkpointer import RedisSaver
 
     client = redis.Redis.from_url(redis_url)
     try:
-        saved = RedisSaver(client).get_tuple({"configurable": {"thread_id": thread_id}})
+        return batches_in(RedisSaver(client).get_tuple({"configurable": {"thread_id": thread_id}}))
     finally:
         client.close()
-    if saved is None:
-        return set()
-    done = set(saved.checkpoint.get("channel_values", {}).get("llm_reviews") or {})
-    for _task, channel, value in saved.pending_writes or []:
-        if channel == "llm_reviews" and isinstance(value, dict):
-            done.update(value)
-    return done
