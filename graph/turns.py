@@ -97,18 +97,20 @@ async def _produce(
     request: TurnRequest,
     queue: asyncio.Queue[dict[str, Any] | None],
 ) -> None:
-    config = run_config(request.session)
+    final: dict[str, Any] = {}
     try:
         async for mode, chunk in graph.astream(
             turn_input(request),
-            config,
+            run_config(request.session),
             context=request.context,
-            stream_mode=["updates", "messages"],
+            stream_mode=["updates", "messages", "values"],
         ):
+            if mode == "values" and isinstance(chunk, dict):
+                final = chunk  # the state after each step; the last one is the turn's result
+                continue
             for event in _events(mode, chunk):
                 queue.put_nowait(event)
-        snapshot = await graph.aget_state(config)
-        result = turn_result(request.session, dict(snapshot.values))
+        result = turn_result(request.session, final)
         await sessions.record_agents(request.session, result["agents"])
         queue.put_nowait({"event": "answer", "data": result})
     except Exception as exc:
