@@ -86,15 +86,21 @@ class EmbeddedRedis:
         self._server._cleanup()
 
 
+def _redis_options(timeout: float) -> dict[str, Any]:
+    return {"socket_connect_timeout": timeout, "health_check_interval": 30}
+
+
+def async_redis(url: str, *, cluster: bool, timeout: float) -> AnyRedis:
+    """A binary-safe asyncio client for `url`."""
+    kind = aredis.RedisCluster if cluster else aredis.Redis
+    return kind.from_url(url, **_redis_options(timeout))
+
+
 def redis_clients(url: str, *, cluster: bool, timeout: float) -> tuple[AnyRedis, AnySyncRedis]:
     """Async and sync binary-safe clients for `url`."""
-    kw: dict[str, Any] = {"socket_connect_timeout": timeout, "health_check_interval": 30}
-    if cluster:
-        return (
-            aredis.RedisCluster.from_url(url, **kw),
-            redis.RedisCluster.from_url(url, **kw),
-        )
-    return aredis.Redis.from_url(url, **kw), redis.Redis.from_url(url, **kw)
+    kind = redis.RedisCluster if cluster else redis.Redis
+    sync_client: AnySyncRedis = kind.from_url(url, **_redis_options(timeout))
+    return async_redis(url, cluster=cluster, timeout=timeout), sync_client
 
 
 # --- Postgres --------------------------------------------------------------------------------
@@ -287,10 +293,7 @@ async def preflight(settings: Settings) -> None:
     """
     timeout = settings.connect_timeout_seconds
     if settings.redis_url:
-        client, sync_client = redis_clients(
-            settings.redis_url, cluster=settings.redis_cluster, timeout=timeout
-        )
-        sync_client.close()
+        client = async_redis(settings.redis_url, cluster=settings.redis_cluster, timeout=timeout)
         try:
             await check_redis(client, settings.redis_url, timeout)
         finally:
