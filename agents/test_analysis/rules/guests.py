@@ -13,7 +13,7 @@ import re
 
 from agents.test_analysis.parsing import TestFunction
 from agents.test_analysis.rules.common import Emitter, dotted_name, segment
-from agents.test_analysis.rules.facts import MOCK_NAMES, TestFacts
+from agents.test_analysis.rules.facts import HTTP_CALLS, MOCK_NAMES, NUMPY_LOADERS, TestFacts
 
 _DB_MODULES = frozenset(
     {
@@ -128,18 +128,9 @@ def _classify(call: ast.Call, name: str, receiver: str) -> tuple[str, float] | N
         and ":memory:" not in str(first.value)
     ):
         return "database", 0.8
-    if receiver in _HTTP_MODULES and name in (
-        "get",
-        "post",
-        "put",
-        "delete",
-        "patch",
-        "head",
-        "request",
-        "options",
-    ):
+    if receiver in _HTTP_MODULES and name in HTTP_CALLS:
         return "network URL", 0.8
-    if receiver in _NUMPY and name in ("load", "loadtxt", "genfromtxt", "fromfile"):
+    if receiver in _NUMPY and name in NUMPY_LOADERS:
         return ("file", 0.8) if first is not None and _path_like(first) else None
     if receiver in _PANDAS and name.startswith("read_") and first is not None:
         if type(first) is ast.Constant and str(first.value).startswith(("http:", "https:")):
