@@ -179,3 +179,21 @@ def make_settings(
         return Settings(_env_file=None, **values)
 
     return build
+
+
+@pytest.fixture
+def stub_settings(
+    make_settings: Callable[..., Settings], stub_openai: StubOpenAI
+) -> Callable[..., Settings]:
+    """Like `make_settings`, with the OpenAI-compatible provider pointed at the stub server."""
+
+    def build(**overrides: Any) -> Settings:
+        values: dict[str, Any] = {
+            "llm_provider": "openai",
+            "openai_api_key": "sk-t",
+            "openai_base_url": stub_openai.base_url,
+        }
+        values.update(overrides)
+        return make_settings(**values)
+
+    return build

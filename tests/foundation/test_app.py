@@ -63,11 +63,9 @@ def test_start_up_fails_fast_on_an_unreachable_url(
 
 
 def test_health_names_the_llm_provider_in_use(
-    make_settings: Callable[..., Settings], stub_openai: StubOpenAI
+    stub_settings: Callable[..., Settings], stub_openai: StubOpenAI
 ) -> None:
-    settings = make_settings(
-        llm_provider="auto", openai_api_key="sk-t", openai_base_url=stub_openai.base_url
-    )
+    settings = stub_settings(llm_provider="auto")
     with TestClient(create_app(settings)) as client:
         llm = client.get("/health").json()["llm"]
     assert llm["provider"] == "openai" and llm["model"] == settings.openai_model

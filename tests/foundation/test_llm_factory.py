@@ -16,11 +16,9 @@ from tests.support.stub_openai import StubOpenAI
 
 
 def test_auto_picks_the_openai_server_when_it_answers(
-    make_settings: Callable[..., Settings], stub_openai: StubOpenAI
+    stub_settings: Callable[..., Settings], stub_openai: StubOpenAI
 ) -> None:
-    s = make_settings(
-        llm_provider="auto", openai_api_key="sk-t", openai_base_url=stub_openai.base_url
-    )
+    s = stub_settings(llm_provider="auto")
     choice = detect_provider(s)
     assert choice.provider == "openai"
     assert stub_openai.base_url in choice.reason
@@ -60,14 +58,9 @@ def _factory(settings: Settings, client: redis.Redis | None = None) -> LLMFactor
 
 
 def test_retries_429_and_500_then_succeeds(
-    make_settings: Callable[..., Settings], stub_openai: StubOpenAI
+    stub_settings: Callable[..., Settings], stub_openai: StubOpenAI
 ) -> None:
-    s = make_settings(
-        llm_provider="openai",
-        openai_api_key="sk-t",
-        openai_base_url=stub_openai.base_url,
-        llm_retry_base_seconds=0.1,
-    )
+    s = stub_settings(llm_retry_base_seconds=0.1)
     stub_openai.fail_next(429, 500)
     llm = _factory(s).get_llm()
     assert llm is not None
@@ -80,14 +73,9 @@ def test_retries_429_and_500_then_succeeds(
 
 
 def test_gives_up_after_max_retries_with_the_providers_error(
-    make_settings: Callable[..., Settings], stub_openai: StubOpenAI
+    stub_settings: Callable[..., Settings], stub_openai: StubOpenAI
 ) -> None:
-    s = make_settings(
-        llm_provider="openai",
-        openai_api_key="sk-t",
-        openai_base_url=stub_openai.base_url,
-        llm_max_retries=2,
-    )
+    s = stub_settings(llm_max_retries=2)
     stub_openai.fail_next(503, 503, 503, 503)
     llm = _factory(s).get_llm()
     assert llm is not None
@@ -97,11 +85,9 @@ def test_gives_up_after_max_retries_with_the_providers_error(
 
 
 def test_client_errors_are_not_retried(
-    make_settings: Callable[..., Settings], stub_openai: StubOpenAI
+    stub_settings: Callable[..., Settings], stub_openai: StubOpenAI
 ) -> None:
-    s = make_settings(
-        llm_provider="openai", openai_api_key="sk-t", openai_base_url=stub_openai.base_url
-    )
+    s = stub_settings()
     stub_openai.fail_next(400)
     llm = _factory(s).get_llm()
     assert llm is not None
@@ -111,11 +97,9 @@ def test_client_errors_are_not_retried(
 
 
 async def test_async_path_retries_too(
-    make_settings: Callable[..., Settings], stub_openai: StubOpenAI
+    stub_settings: Callable[..., Settings], stub_openai: StubOpenAI
 ) -> None:
-    s = make_settings(
-        llm_provider="openai", openai_api_key="sk-t", openai_base_url=stub_openai.base_url
-    )
+    s = stub_settings()
     stub_openai.fail_next(502)
     llm = _factory(s).get_llm()
     assert llm is not None
@@ -125,11 +109,9 @@ async def test_async_path_retries_too(
 
 
 def test_repeated_prompt_is_served_from_redis(
-    make_settings: Callable[..., Settings], stub_openai: StubOpenAI, redis_client: redis.Redis
+    stub_settings: Callable[..., Settings], stub_openai: StubOpenAI, redis_client: redis.Redis
 ) -> None:
-    s = make_settings(
-        llm_provider="openai", openai_api_key="sk-t", openai_base_url=stub_openai.base_url
-    )
+    s = stub_settings()
     factory = _factory(s, redis_client)
     llm = factory.get_llm()
     assert llm is not None
@@ -151,11 +133,9 @@ def test_repeated_prompt_is_served_from_redis(
 
 
 def test_token_usage_is_counted(
-    make_settings: Callable[..., Settings], stub_openai: StubOpenAI
+    stub_settings: Callable[..., Settings], stub_openai: StubOpenAI
 ) -> None:
-    s = make_settings(
-        llm_provider="openai", openai_api_key="sk-t", openai_base_url=stub_openai.base_url
-    )
+    s = stub_settings()
     factory = _factory(s)
     llm = factory.get_llm()
     assert llm is not None
@@ -169,14 +149,9 @@ def test_token_usage_is_counted(
 
 
 def test_fast_role_uses_the_cheaper_model(
-    make_settings: Callable[..., Settings], stub_openai: StubOpenAI
+    stub_settings: Callable[..., Settings], stub_openai: StubOpenAI
 ) -> None:
-    s = make_settings(
-        llm_provider="openai",
-        openai_api_key="sk-t",
-        openai_base_url=stub_openai.base_url,
-        llm_fast_model="tiny-router",
-    )
+    s = stub_settings(llm_fast_model="tiny-router")
     factory = _factory(s)
     fast = factory.get_llm("fast")
     assert fast is not None
@@ -190,12 +165,9 @@ def test_no_provider_means_no_model(make_settings: Callable[..., Settings]) -> N
 
 
 def test_timeouts_are_retried_then_reported(
-    make_settings: Callable[..., Settings], stub_openai: StubOpenAI
+    stub_settings: Callable[..., Settings], stub_openai: StubOpenAI
 ) -> None:
-    s = make_settings(
-        llm_provider="openai",
-        openai_api_key="sk-t",
-        openai_base_url=stub_openai.base_url,
+    s = stub_settings(
         llm_timeout_seconds=0.3,
         llm_max_retries=1,
     )

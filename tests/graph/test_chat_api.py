@@ -25,11 +25,9 @@ def client(make_settings: Callable[..., Settings]) -> Iterator[TestClient]:
 
 @pytest.fixture
 def llm_client(
-    make_settings: Callable[..., Settings], stub_openai: StubOpenAI
+    stub_settings: Callable[..., Settings], stub_openai: StubOpenAI
 ) -> Iterator[TestClient]:
-    settings = make_settings(
-        llm_provider="openai", openai_api_key="sk-t", openai_base_url=stub_openai.base_url
-    )
+    settings = stub_settings()
     with TestClient(create_app(settings)) as test_client:
         yield test_client
 
@@ -230,14 +228,9 @@ def test_stream_reports_bad_input_before_streaming(client: TestClient) -> None:
 
 
 def test_a_failing_model_is_a_502_and_the_session_keeps_its_last_turn(
-    make_settings: Callable[..., Settings], stub_openai: StubOpenAI
+    stub_settings: Callable[..., Settings], stub_openai: StubOpenAI
 ) -> None:
-    settings = make_settings(
-        llm_provider="openai",
-        openai_api_key="sk-t",
-        openai_base_url=stub_openai.base_url,
-        llm_max_retries=1,
-    )
+    settings = stub_settings(llm_max_retries=1)
     with TestClient(create_app(settings)) as client:
         session = client.post("/chat", json={"message": "hello"}).json()["session_id"]
         stub_openai.fail_next(500, 500)
