@@ -587,12 +587,6 @@ class Settings(BaseSettings):
             raise ValueError(f"must be smaller than CHUNK_SIZE ({size})")
         return value
 
-    def model_for(self, role: LLMRole) -> str:
-        """The model name to use for `role` on the configured provider."""
-        if role == "fast" and self.llm_fast_model:
-            return self.llm_fast_model
-        return self.ollama_model if self.llm_provider == "ollama" else self.openai_model
-
     def redacted(self) -> dict[str, dict[str, Any]]:
         """Effective settings grouped for display, with every secret and URL password hidden."""
         out: dict[str, dict[str, Any]] = {}

@@ -38,8 +38,6 @@ AgentFactory = Callable[[AgentRegistry], AgentSpec]
 #: The compiled Switchyard graph, with its state, context and input types.
 SwitchyardGraph = CompiledStateGraph[MultiAgentState, RunContext, ChatInput, MultiAgentState]
 
-CORE_NODES = ("ingest", "route", HANDOFF, "finalize")
-
 
 def default_agents() -> list[AgentFactory]:
     """Every agent Switchyard ships, in registration order (the first is the default)."""
