@@ -1,0 +1,226 @@
+"""The SQL guard: only one read-only SELECT over schema `analytics` gets through.
+
+`validate_sql(text)` parses with sqlglot (postgres dialect) and refuses, with `SQLRefused` naming
+the reason and what is allowed:
+
+- anything but exactly one statement that is a SELECT (CTEs and UNION/INTERSECT/EXCEPT of
+  SELECTs allowed): DDL, DML (also inside a CTE), COPY, SET, transaction control, SELECT INTO,
+  row locks (FOR UPDATE/SHARE), query parameters, WITH RECURSIVE (an unbounded row generator);
+- a table outside schema `analytics` (pg_catalog, information_schema, public, personal, ...) or
+  one the schema does not have; unqualified names resolve to `analytics` (CTE names are scoped as
+  Postgres scopes them), table functions (`FROM generate_series(...)`) are refused;
+- a function outside `ALLOWED_FUNCTIONS` (pg_sleep, set_config, dblink, lo_import, generate_series,
+  ...), or any schema-qualified function; a cast to a type outside `ALLOWED_TYPES` (regclass,
+  oid, ...).
+
+What runs is not the text given but sqlglot's rendering of the validated tree, with every table
+qualified and comments dropped, so what the guard checked is what Postgres executes (no parser
+differential through comments, quoting or case). The guard is one of three layers: the SQL then
+runs as a role that can only read `analytics`, inside a READ ONLY transaction.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import SqlglotError
+from sqlglot.optimizer.normalize_identifiers import normalize_identifiers
+from sqlglot.optimizer.qualify_tables import qualify_tables
+
+from tools.analytics.schema import MARKER_TABLE, SCHEMA, TABLE_NAMES
+
+#: sqlglot expression classes (typed functions) a query may use.
+ALLOWED_FUNCTION_CLASSES: frozenset[str] = frozenset(
+    {
+        # aggregates
+        "Count", "Sum", "Avg", "Min", "Max", "Stddev", "StddevPop", "StddevSamp", "Variance",
+        "VariancePop", "PercentileCont", "PercentileDisc", "Median", "Mode", "GroupConcat",
+        "LogicalOr", "LogicalAnd", "Corr", "CovarPop", "CovarSamp", "RegrSlope", "RegrIntercept",
+        "ArrayAgg",
+        # boolean connectives (sqlglot models AND / OR as functions)
+        "And", "Or", "Xor",
+        # conditionals and casts
+        "Case", "If", "Coalesce", "Nullif", "Greatest", "Least", "Cast", "TryCast", "Exists",
+        # numbers
+        "Round", "Abs", "Ceil", "Floor", "Trunc", "Sqrt", "Pow", "Ln", "Log", "Exp", "Sign",
+        # dates
+        "Extract", "TimestampTrunc", "DateTrunc", "TimeToStr", "CurrentDate", "CurrentTimestamp",
+        "DateAdd", "DateSub", "DateDiff", "StrToDate", "TsOrDsToDate", "Date", "TimeStrToDate",
+        # text
+        "Lower", "Upper", "Length", "Concat", "ConcatWs", "Substring", "Trim", "Left", "Right",
+        "Replace", "Initcap", "SplitPart", "StrPosition",
+        # window functions
+        "RowNumber", "Rank", "DenseRank", "Ntile", "Lag", "Lead", "FirstValue", "LastValue",
+        "NthValue", "PercentRank", "CumeDist",
+        # literals
+        "Array",
+    }
+)  # fmt: skip
+
+#: Functions sqlglot leaves untyped (`Anonymous`) that a query may use, by lower-case name.
+ALLOWED_ANONYMOUS: frozenset[str] = frozenset(
+    {"make_date", "age", "date_part", "to_date", "justify_interval", "width_bucket", "every"}
+)
+
+#: Every function the guard allows, by name, for error messages and the model's prompt.
+ALLOWED_FUNCTIONS: tuple[str, ...] = (
+    "count, sum, avg, min, max, stddev, variance, percentile_cont, percentile_disc, mode, "
+    "string_agg, bool_and, bool_or, corr, regr_slope, array_agg, case, coalesce, nullif, "
+    "greatest, least, cast, round, abs, ceil, floor, trunc, sqrt, power, ln, log, exp, sign, "
+    "extract, date_part, date_trunc, to_char, to_date, make_date, age, current_date, now, lower, "
+    "upper, length, concat, substring, trim, left, right, replace, initcap, split_part, position, "
+    "row_number, rank, dense_rank, ntile, lag, lead, first_value, last_value, nth_value, "
+    "percent_rank, cume_dist, width_bucket",
+)
+
+#: Cast targets a query may use.
+ALLOWED_TYPES: frozenset[str] = frozenset(
+    {
+        "SMALLINT", "INT", "BIGINT", "DECIMAL", "DOUBLE", "FLOAT", "TEXT", "VARCHAR", "CHAR",
+        "DATE", "TIMESTAMP", "TIMESTAMPTZ", "BOOLEAN", "INTERVAL", "BIGDECIMAL",
+    }
+)  # fmt: skip
+
+#: Tree nodes that write, lock, change session state or bind parameters.
+FORBIDDEN_NODES: tuple[type[exp.Expr], ...] = (
+    exp.DML,
+    exp.DDL,
+    exp.Command,
+    exp.Copy,
+    exp.Into,
+    exp.Lock,
+    exp.Set,
+    exp.Transaction,
+    exp.Commit,
+    exp.Rollback,
+    exp.Grant,
+    exp.Placeholder,
+    exp.Parameter,
+    exp.SessionParameter,
+    exp.Pragma,
+    exp.Describe,
+    exp.Show,
+    exp.Use,
+    exp.LoadData,
+    exp.Kill,
+)
+
+READABLE_TABLES: frozenset[str] = TABLE_NAMES | {MARKER_TABLE}
+
+
+class SQLRefused(ValueError):
+    """The SQL is not one read-only SELECT over schema `analytics`; the message says why."""
+
+
+@dataclass(frozen=True)
+class ValidatedSQL:
+    """A query the guard accepted: the canonical SQL to run and the tables it reads."""
+
+    sql: str
+    tables: tuple[str, ...]
+
+
+def _refuse(reason: str) -> SQLRefused:
+    return SQLRefused(
+        f"SQL refused: {reason}. Only one read-only SELECT (CTEs allowed) over the tables of "
+        f"schema {SCHEMA} ({', '.join(sorted(TABLE_NAMES))}) can run."
+    )
+
+
+def validate_sql(text: str, *, max_chars: int = 20_000) -> ValidatedSQL:
+    """Check `text` and return the SQL to execute, or raise `SQLRefused`."""
+    if not text or not text.strip():
+        raise _refuse("the SQL is empty")
+    if len(text) > max_chars:
+        raise _refuse(f"the SQL is {len(text)} characters long (at most {max_chars})")
+    try:
+        statements = [s for s in sqlglot.parse(text, read="postgres") if s is not None]
+    except SqlglotError as exc:
+        raise _refuse(
+            f"it does not parse as PostgreSQL ({str(exc).splitlines()[0][:200]})"
+        ) from None
+    if len(statements) != 1:
+        raise _refuse(f"it holds {len(statements)} statements, not one")
+    tree = statements[0]
+    if not _is_select(tree):
+        raise _refuse(f"it is a {tree.key.upper()} statement, not a SELECT")
+    for node in tree.walk():
+        _check_node(node)
+    tree = normalize_identifiers(tree, dialect="postgres")
+    tree = qualify_tables(tree, db=SCHEMA, dialect="postgres")
+    tables = _check_tables(tree)
+    rendered = tree.sql(dialect="postgres", comments=False)
+    return ValidatedSQL(rendered, tables)
+
+
+def _is_select(tree: exp.Expr) -> bool:
+    if isinstance(tree, exp.Select):
+        return True
+    if isinstance(tree, exp.SetOperation):
+        return _is_select(tree.left) and _is_select(tree.right)
+    if isinstance(tree, exp.Subquery):
+        return _is_select(tree.this)
+    return False
+
+
+def _function_name(node: exp.Func) -> str:
+    """The function's name as Postgres spells it (UNNEST, not sqlglot's EXPLODE)."""
+    if isinstance(node, exp.Anonymous):
+        return str(node.name).lower()
+    rendered = node.sql(dialect="postgres")
+    return rendered.split("(", 1)[0].strip().lower() or node.sql_name().lower()
+
+
+def _check_node(node: exp.Expr) -> None:
+    if isinstance(node, FORBIDDEN_NODES):
+        labels: dict[type[exp.Expr], str] = {
+            exp.Into: "SELECT ... INTO",
+            exp.Lock: "a row lock (FOR UPDATE / FOR SHARE)",
+            exp.Placeholder: "a query parameter",
+            exp.Parameter: "a query parameter",
+        }
+        label = labels.get(type(node), f"a {node.key.upper()} clause")
+        raise _refuse(f"it contains {label}")
+    if isinstance(node, exp.Func):
+        if isinstance(node.parent, exp.Dot):
+            raise _refuse(f"schema-qualified function {node.parent.sql('postgres')} is not allowed")
+        if isinstance(node, exp.Anonymous):
+            allowed = str(node.name).lower() in ALLOWED_ANONYMOUS
+        else:
+            allowed = type(node).__name__ in ALLOWED_FUNCTION_CLASSES
+        if not allowed:
+            raise SQLRefused(
+                f"SQL refused: function {_function_name(node)}() is not allowed. Allowed "
+                f"functions: {ALLOWED_FUNCTIONS[0]}."
+            )
+    if isinstance(node, exp.DataType) and isinstance(node.parent, exp.Cast | exp.TryCast):
+        name = node.this.name if isinstance(node.this, exp.DataType.Type) else str(node.this)
+        if name not in ALLOWED_TYPES:
+            raise _refuse(f"a cast to {node.sql('postgres')} is not allowed")
+    if isinstance(node, exp.With) and node.args.get("recursive"):
+        raise _refuse("recursive CTEs (WITH RECURSIVE) are not allowed")
+    if isinstance(node, exp.Table) and not isinstance(node.this, exp.Identifier):
+        raise _refuse("table functions (e.g. FROM generate_series(...)) are not allowed")
+
+
+def _check_tables(tree: exp.Expr) -> tuple[str, ...]:
+    """Every table read is `analytics.<known table>`; unqualified ones left are CTE names."""
+    cte_names = {cte.alias_or_name for cte in tree.find_all(exp.CTE)}
+    used: list[str] = []
+    for table in tree.find_all(exp.Table):
+        if table.args.get("catalog"):
+            raise _refuse(f"{table.sql('postgres')} names another database")
+        schema, name = table.db, table.name
+        if not schema:
+            if name in cte_names:
+                continue
+            raise _refuse(f"table {name} is not in schema {SCHEMA}")
+        if schema != SCHEMA:
+            raise _refuse(f"schema {schema} is not readable (table {schema}.{name})")
+        if name not in READABLE_TABLES:
+            raise _refuse(f"{SCHEMA} has no table {name}")
+        if name not in used:
+            used.append(name)
+    return tuple(used)

@@ -1,0 +1,115 @@
+"""Question to SQL: schema-aware generation with a model, the semantic layer without one.
+
+With a model: the model gets the schema (`tools.analytics.schema.describe`), the metric
+definitions of the semantic layer (so "damage rate" means what the catalogue says), the dataset's
+"today", and the guard's rules; it answers with a `SQLDraft` (structured output). The draft is
+validated by the guard; a refused draft goes back once with the refusal, then the semantic layer
+takes over. Without a model, or when the model fails, the semantic layer answers.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import date
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import HumanMessage, SystemMessage
+from pydantic import BaseModel, Field
+
+from tools.analytics import semantic
+from tools.analytics.catalogue import METRICS
+from tools.analytics.guard import ALLOWED_FUNCTIONS, SQLRefused, validate_sql
+from tools.analytics.outputs import SQLGeneration
+from tools.analytics.reference import DATA_END, DATA_START
+from tools.analytics.schema import describe
+
+log = logging.getLogger(__name__)
+
+SQL_SYSTEM = """You write PostgreSQL for an automotive business analytics database.
+
+Schema (only these tables exist; always qualify them with the schema, e.g. analytics.sales):
+{schema}
+
+Metric definitions (use these exact formulas; percentages are 0-100):
+{metrics}
+
+Rules:
+- Write exactly ONE SELECT statement (CTEs allowed). Never write INSERT/UPDATE/DELETE/DDL, COPY,
+  SET, transactions, SELECT INTO, FOR UPDATE, parameters or comments.
+- Read only tables of schema analytics. Allowed functions: {functions}.
+- Aggregate (GROUP BY) instead of returning raw rows; name output columns in snake_case;
+  round money and rates to 2 decimals; order rankings by the metric.
+- The data covers {start} to {end}. Today is {today}: "last quarter", "this year", "since
+  March" count back from today.
+"""
+
+
+class SQLDraft(BaseModel):
+    """A model's SQL for a question."""
+
+    sql: str = Field(description="One PostgreSQL SELECT over schema analytics.")
+    explanation: str = Field(default="", description="One sentence: what the query computes.")
+
+
+def _metric_lines() -> str:
+    return "\n".join(
+        f"- {m.label} ({m.fact}): "
+        + (m.sql() if m.denominator is None else f"{m.scale:g} * {m.numerator} / {m.denominator}")
+        for m in METRICS
+    )
+
+
+def system_prompt(today: date) -> str:
+    """The SQL-generation system prompt for `today`."""
+    return SQL_SYSTEM.format(
+        schema=describe(),
+        metrics=_metric_lines(),
+        functions=ALLOWED_FUNCTIONS[0],
+        start=DATA_START.isoformat(),
+        end=DATA_END.isoformat(),
+        today=today.isoformat(),
+    )
+
+
+async def generate_sql(
+    question: str,
+    today: date,
+    model: BaseChatModel | None = None,
+    *,
+    max_sql_chars: int = 20_000,
+    attempts: int = 2,
+) -> SQLGeneration:
+    """SQL for `question`: the model's (validated) when one is given, else the semantic layer's.
+
+    Never raises for an unanswerable question: `sql` is None and `message` says what can be
+    asked. Model errors (transport, parsing) fall back to the semantic layer.
+    """
+    if model is None:
+        return semantic.generate(question, today)
+    messages = [SystemMessage(system_prompt(today)), HumanMessage(question)]
+    structured = model.with_structured_output(SQLDraft, method="function_calling")
+    refusal = ""
+    for _ in range(max(1, attempts)):
+        try:
+            draft = await structured.ainvoke(messages)
+        except Exception as exc:  # noqa: BLE001 - any model failure falls back to the catalogue
+            log.warning(
+                "SQL generation by the model failed (%s); using the semantic layer",
+                type(exc).__name__,
+            )
+            break
+        if not isinstance(draft, SQLDraft):
+            draft = SQLDraft.model_validate(draft)
+        try:
+            validated = validate_sql(draft.sql, max_chars=max_sql_chars)
+        except SQLRefused as exc:
+            refusal = str(exc)
+            messages += [HumanMessage(f"Your SQL was refused: {refusal}\nWrite a corrected query.")]
+            continue
+        return SQLGeneration(
+            question=question, sql=validated.sql, method="model", explanation=draft.explanation
+        )
+    fallback = semantic.generate(question, today)
+    if refusal and fallback.sql is None:
+        fallback.message = f"The model's SQL was refused ({refusal}).\n{fallback.message}"
+    return fallback

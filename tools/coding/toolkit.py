@@ -1,0 +1,191 @@
+"""`CodingToolkit`: the four coding tools over their dependencies (model, sandbox, limits).
+
+Build it once per process (`CodingToolkit.from_settings(settings, model=..., sandbox=...)`)
+and use it three ways:
+- REST handlers await `check`, `test` and `generate`/`analyze` directly (typed in and out);
+  `ValueError` means the request broke a configured limit (422), `SandboxUnavailable` that code
+  execution is refused here (503);
+- agents bind `tools()`: LangChain `StructuredTool`s named `generate_code`, `check_code`,
+  `test_code`, `analyze_error` with the pydantic input schemas; they never raise for bad input
+  or a missing sandbox, they answer with the error in their output;
+- /metrics shows `metrics.snapshot()`.
+Every call is logged and counted (tool name, status, duration).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.tools import BaseTool, StructuredTool
+from pydantic import BaseModel
+
+from config import Settings
+from tools.coding.diagnose import analyze_error
+from tools.coding.execute import CodeLimits, check_code_size, execute_code
+from tools.coding.generate import generate_code
+from tools.coding.metrics import CodingMetrics, ToolStatus
+from tools.coding.schemas import (
+    AnalyzeErrorInput,
+    AnalyzeErrorOutput,
+    CheckCodeInput,
+    CheckCodeOutput,
+    GenerateCodeInput,
+    GenerateCodeOutput,
+    TestCodeInput,
+    TestCodeOutput,
+)
+from tools.coding.static_check import check_code
+from tools.sandbox import Sandbox, SandboxUnavailable
+from tools.sandbox.layout import allowed_import_names
+
+Out = TypeVar("Out", bound=BaseModel)
+
+DESCRIPTIONS = {
+    "generate_code": "Write (or rewrite) the Python function of an execution spec with the "
+    "model; give the previous code and the issues to fix when retrying.",
+    "check_code": "Check code without running it: syntax, the function exists, returns a "
+    "value, handles errors, type hints, sandbox imports, linter findings.",
+    "test_code": "Run the function in the sandbox on the test data (a DataFrame) and return "
+    "its serialised result or its error.",
+    "analyze_error": "Explain a runtime error of the code (traceback, failing expression, known "
+    "pandas pitfalls) and suggest fixes.",
+}
+
+
+@dataclass
+class CodingToolkit:
+    """The coding tools' dependencies and their typed, measured entry points."""
+
+    sandbox: Sandbox
+    model: BaseChatModel | None = None
+    limits: CodeLimits = field(default_factory=CodeLimits)
+    lint_timeout: float = 10.0
+    allowed_modules: frozenset[str] | None = None
+    metrics: CodingMetrics = field(default_factory=CodingMetrics)
+
+    @classmethod
+    def from_settings(
+        cls,
+        settings: Settings,
+        *,
+        model: BaseChatModel | None = None,
+        sandbox: Sandbox | None = None,
+        metrics: CodingMetrics | None = None,
+    ) -> CodingToolkit:
+        """A toolkit configured by `settings`. The sandbox's stats join the metrics."""
+        box = sandbox or Sandbox.from_settings(settings)
+        return cls(
+            sandbox=box,
+            model=model,
+            limits=CodeLimits.from_settings(settings),
+            lint_timeout=settings.coding_lint_timeout_seconds,
+            allowed_modules=allowed_import_names(tuple(settings.sandbox_packages)),
+            metrics=metrics or CodingMetrics(extra=lambda: {"sandbox": box.stats.snapshot()}),
+        )
+
+    async def _measured(
+        self, tool: str, call: Awaitable[Out], positive: Callable[[Out], bool]
+    ) -> Out:
+        started = time.perf_counter()
+        try:
+            result = await call
+        except Exception:
+            self.metrics.record_tool(tool, "error", (time.perf_counter() - started) * 1000)
+            raise
+        status: ToolStatus = "ok" if positive(result) else "failed"
+        self.metrics.record_tool(tool, status, (time.perf_counter() - started) * 1000)
+        return result
+
+    # --- typed entry points ------------------------------------------------------------------
+    async def generate(
+        self, request: GenerateCodeInput, *, data_summary: str | None = None
+    ) -> GenerateCodeOutput:
+        """Generate the function with the model (refused, with the reason, without one)."""
+        call = generate_code(
+            self.model,
+            request.execution_spec,
+            request.previous_code,
+            request.issues_to_fix,
+            data_summary=data_summary,
+        )
+        return await self._measured("generate_code", call, lambda out: out.success)
+
+    async def check(self, request: CheckCodeInput) -> CheckCodeOutput:
+        """Check the code statically (no execution). `ValueError` if it is too long."""
+        check_code_size(request.code, self.limits)
+        call = asyncio.to_thread(
+            check_code,
+            request.code,
+            request.function_name,
+            allowed_modules=self.allowed_modules,
+            lint_timeout=self.lint_timeout,
+        )
+        return await self._measured("check_code", call, lambda out: out.is_valid)
+
+    async def test(self, request: TestCodeInput) -> TestCodeOutput:
+        """Run the function in the sandbox on the test data. `ValueError` for oversized code or
+        data; `SandboxUnavailable` when execution is refused here."""
+        call = execute_code(
+            self.sandbox, request.code, request.function_name, request.test_data, self.limits
+        )
+        return await self._measured("test_code", call, lambda out: out.success)
+
+    async def analyze(self, request: AnalyzeErrorInput) -> AnalyzeErrorOutput:
+        """Analyse a runtime error (model when configured, else the traceback rules)."""
+        call = analyze_error(request.code, request.error, request.error_type, model=self.model)
+        return await self._measured("analyze_error", call, lambda out: True)
+
+    # --- LangChain tools -----------------------------------------------------------------------
+    def tools(self) -> list[BaseTool]:
+        """The four tools, for an agent to bind; errors come back in their outputs."""
+
+        async def generate_tool(**kwargs: Any) -> dict[str, Any]:
+            output = await self.generate(GenerateCodeInput.model_validate(kwargs))
+            return output.model_dump(mode="json")
+
+        async def check_tool(**kwargs: Any) -> dict[str, Any]:
+            request = CheckCodeInput.model_validate(kwargs)
+            try:
+                output = await self.check(request)
+            except ValueError as exc:
+                return {
+                    "is_valid": False,
+                    "issues": [
+                        {"severity": "error", "code": "size", "message": str(exc), "line": None}
+                    ],
+                }
+            return output.model_dump(mode="json")
+
+        async def test_tool(**kwargs: Any) -> dict[str, Any]:
+            try:
+                output = await self.test(TestCodeInput.model_validate(kwargs))
+            except (ValueError, SandboxUnavailable) as exc:
+                output = TestCodeOutput(
+                    success=False, error=str(exc), error_type=type(exc).__name__
+                )
+            return output.model_dump(mode="json")
+
+        async def analyze_tool(**kwargs: Any) -> dict[str, Any]:
+            output = await self.analyze(AnalyzeErrorInput.model_validate(kwargs))
+            return output.model_dump(mode="json")
+
+        specs: list[tuple[str, Callable[..., Awaitable[dict[str, Any]]], type[BaseModel]]] = [
+            ("generate_code", generate_tool, GenerateCodeInput),
+            ("check_code", check_tool, CheckCodeInput),
+            ("test_code", test_tool, TestCodeInput),
+            ("analyze_error", analyze_tool, AnalyzeErrorInput),
+        ]
+        return [
+            StructuredTool.from_function(
+                coroutine=function,
+                name=name,
+                description=DESCRIPTIONS[name],
+                args_schema=schema,
+            )
+            for name, function, schema in specs
+        ]

@@ -1,0 +1,61 @@
+"""The sandbox's limits, read once from the settings (`SANDBOX_*`, `CODING_RESULT_HEAD_ROWS`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from config import Settings
+
+MIB = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class SandboxLimits:
+    """What one sandboxed execution may use. Build it with `from_settings`."""
+
+    bwrap_path: str = "bwrap"
+    timeout_seconds: float = 10.0
+    cpu_seconds: int = 5
+    memory_mb: int = 1024
+    max_tasks: int = 16
+    max_file_mb: int = 16
+    max_open_files: int = 64
+    tmp_mb: int = 64
+    output_bytes: int = 65_536
+    result_bytes: int = MIB
+    packages: tuple[str, ...] = ("pandas", "numpy")
+    uid: int = 65534
+    max_concurrency: int = 2
+    head_rows: int = 5
+    describe_max_items: int = 50
+    describe_max_chars: int = 2000
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> SandboxLimits:
+        """The limits the settings configure."""
+        return cls(
+            bwrap_path=settings.sandbox_bwrap_path,
+            timeout_seconds=settings.sandbox_timeout_seconds,
+            cpu_seconds=settings.sandbox_cpu_seconds,
+            memory_mb=settings.sandbox_memory_mb,
+            max_tasks=settings.sandbox_max_tasks,
+            max_file_mb=settings.sandbox_max_file_mb,
+            max_open_files=settings.sandbox_max_open_files,
+            tmp_mb=settings.sandbox_tmp_mb,
+            output_bytes=settings.sandbox_output_bytes,
+            result_bytes=settings.sandbox_result_bytes,
+            packages=tuple(settings.sandbox_packages),
+            uid=settings.sandbox_uid,
+            max_concurrency=settings.sandbox_max_concurrency,
+            head_rows=settings.coding_result_head_rows,
+        )
+
+    def rlimits(self) -> dict[str, int]:
+        """The rlimits the runner applies to itself before running the user's code."""
+        return {
+            "cpu_seconds": self.cpu_seconds,
+            "memory_bytes": self.memory_mb * MIB,
+            "tasks": self.max_tasks,
+            "file_bytes": self.max_file_mb * MIB,
+            "open_files": self.max_open_files,
+        }

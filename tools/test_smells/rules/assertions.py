@@ -1,0 +1,213 @@
+"""Assertion rules: roulette, duplicate, redundant, magic number, sensitive equality,
+suboptimal assert, unknown test. Each reads :class:`TestFacts`; none walks the test again."""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from tools.test_smells.parsing import TestFunction
+from tools.test_smells.rules.common import (
+    Emitter,
+    join_names,
+    segment,
+)
+from tools.test_smells.rules.facts import Assertion, TestFacts
+from tools.test_smells.rules.fixes import register_msg_positions, unparse, with_message
+from tools.test_smells.rules.kinds import SELF_DESCRIBING
+from tools.test_smells.rules.magic import check_magic
+from tools.test_smells.rules.redundancy import check_duplicates, check_redundant
+from tools.test_smells.rules.sensitive import (
+    check_sensitive,
+    formatting_is_subject,
+    formatting_word,
+)
+from tools.test_smells.rules.suboptimal import check_suboptimal
+
+# Positional index of unittest's ``msg`` argument per assertion method.
+_MSG_INDEX: dict[str, int] = {}
+for _names, _index in (
+    ("assertTrue assertFalse assertIsNone assertIsNotNone failUnless failIf assert_", 1),
+    (
+        "assertEqual assertEquals assertNotEqual assertNotEquals assertIs assertIsNot assertIn "
+        "assertNotIn assertIsInstance assertNotIsInstance assertGreater assertGreaterEqual "
+        "assertLess assertLessEqual assertListEqual assertTupleEqual assertSetEqual "
+        "assertDictEqual assertMultiLineEqual assertSequenceEqual assertCountEqual assertRegex "
+        "assertNotRegex assertRegexpMatches assertNotRegexpMatches failUnlessEqual failIfEqual "
+        "assertDictContainsSubset assertItemsEqual",
+        2,
+    ),
+    (
+        "assertAlmostEqual assertNotAlmostEqual assertAlmostEquals assertNotAlmostEquals "
+        "failUnlessAlmostEqual failIfAlmostEqual",
+        3,
+    ),
+    ("fail", 0),
+):
+    for _name in _names.split():
+        _MSG_INDEX[_name] = _index
+register_msg_positions(_MSG_INDEX)
+
+_MSG_KEYWORDS = frozenset({"msg", "err_msg", "message", "reason", "fail_msg"})
+
+
+def has_message(a: Assertion) -> bool:
+    """Whether the assertion carries a failure message."""
+    node = a.node
+    if a.kind == "assert":
+        return node.msg is not None  # type: ignore[attr-defined]
+    if a.kind == "raise":
+        return type(node.exc) is ast.Call and bool(node.exc.args)  # type: ignore[attr-defined]
+    if a.kind == "framework":
+        return True  # a log/wait expectation names what it waited for
+    call: ast.Call = node  # type: ignore[assignment]
+    if any(k.arg in _MSG_KEYWORDS for k in call.keywords):
+        return True
+    if a.kind == "unittest" or (a.kind == "pytest" and a.name == "fail"):
+        index = _MSG_INDEX.get(a.name, 0 if a.kind == "pytest" else None)
+        return index is not None and len(call.args) > index
+    return False
+
+
+def counts_for_roulette(a: Assertion) -> bool:
+    """Value checks count; self-describing checks, framework waits, context-manager guards
+    and inferred local helpers do not."""
+    return (
+        a.kind != "local"
+        and a.kind != "framework"
+        and not a.guard
+        and a.name not in SELF_DESCRIBING
+    )
+
+
+def _ordered(facts: TestFacts) -> list[Assertion]:
+    return sorted(
+        facts.assertions,
+        key=lambda a: (a.node.lineno, a.node.col_offset),  # type: ignore[attr-defined]
+    )
+
+
+def check_assertion_rules(em: Emitter, facts: TestFacts) -> None:
+    """All per-assertion rules of one test."""
+    if not facts.assertions:
+        return
+    assertions = _ordered(facts)
+    test = facts.test
+    if em.on("assertion-roulette") and len(assertions) >= 2:
+        _roulette(em, facts, assertions)
+    if em.on("duplicate-assert") and len(assertions) >= 2:
+        check_duplicates(em, assertions, facts)
+    redundant = em.on("redundant-assertion")
+    magic = em.on("magic-number")
+    sensitive = em.on("sensitive-equality") and (
+        not formatting_is_subject(em, test.name)
+        and not (not em.rc.strict and test.cls is not None and formatting_word(test.cls.name))
+    )
+    suboptimal = em.on("suboptimal-assert")
+    for a in assertions:
+        if a.kind in ("local", "raise", "framework"):
+            continue
+        if redundant and not a.nested:  # nested: likely a test of an assertion helper
+            check_redundant(em, a)
+        if magic and a.kind != "pytest" and not a.guard:
+            check_magic(em, a, facts)
+        if sensitive:
+            check_sensitive(em, a)
+        if suboptimal and (a.kind == "unittest" or a.kind == "assert"):
+            check_suboptimal(em, a)
+
+
+def check_unknown_test(em: Emitter, facts: TestFacts, teardown_asserts: bool = False) -> None:
+    """unknown-test: the test contains no assertion (direct, helper, inferred, framework
+    waits and log expectations, or a tearDown of its class that asserts)."""
+    if facts.assertions or teardown_asserts:
+        return
+    test = facts.test
+    unread = sorted(n for n in facts.assigned - facts.loaded if not n.startswith("_"))
+    if not em.rc.strict and not unread:
+        # default: a test that only calls (``Option(default=x)``, ``import mod``, ``hash(t)``)
+        # checks that nothing raises, on purpose in mature suites; one that computes a value
+        # and never reads it has clearly lost its assertion
+        return
+    confidence = 0.7 if facts.helperish_calls else 0.9
+    computed = f" (it computes {join_names(unread, 3)} but never checks it)" if unread else ""
+    em.emit(
+        "unknown-test",
+        test.line,
+        test.end_line,
+        f"{test.name} contains no assertion{computed}, so it passes whenever nothing raises.",
+        confidence=confidence,
+        context={"test": test.name},
+    )
+
+
+_NO_RAISE = re.compile(
+    r"\b(?:raise[sd]?|raising|throws?|crash(?:es|ing)?|exceptions?|errors?|silent(?:ly)?|"
+    r"smoke|does ?n[o']?t fail|should ?n[o']?t fail|no[- ]op|doesn't break|not break|"
+    r"nothing happens|accept(?:s|ed)?|succeed(?:s|ed)?|is fine|are fine|works)\b",
+    re.IGNORECASE,
+)
+_NO_RAISE_NAMES = ("no_error", "not_raise", "no_raise", "doesnt_raise", "no_crash", "smoke")
+
+
+def _imports_only(test: TestFunction) -> bool:
+    body = [
+        s for s in test.node.body if not (type(s) is ast.Expr and type(s.value) is ast.Constant)
+    ]
+    return bool(body) and all(type(s) in (ast.Import, ast.ImportFrom) for s in body)
+
+
+def declares_no_raise(em: Emitter, test: TestFunction) -> bool:
+    """The test says (name, docstring or a comment) that its check is "nothing raises"."""
+    if any(word in test.name.lower() for word in _NO_RAISE_NAMES):
+        return True
+    node = test.node
+    body = node.body
+    doc = ast.get_docstring(node, clean=False) if body else None
+    if doc and _NO_RAISE.search(doc):
+        return True
+    for line in em.parsed.lines[node.lineno - 1 : test.end_line]:
+        hash_at = line.find("#")
+        if hash_at >= 0 and _NO_RAISE.search(line, hash_at):
+            return True
+    return False
+
+
+# --------------------------------------------------------------------------- rules
+
+
+def _roulette(em: Emitter, facts: TestFacts, assertions: list[Assertion]) -> None:
+    test = facts.test
+    counted = [a for a in assertions if counts_for_roulette(a)]
+    if not em.rc.strict:
+        # default: pytest shows a failing assert's expression and values, unittest's
+        # traceback the failing line and a subTest its label: a failure always says which
+        # check broke, so the finding would only ask for messages nobody asked for.
+        return
+    # strict, SMELLS.md: 2+ assertions and one without a message (a subTest label is none)
+    bare = [a for a in counted if not has_message(a)]
+    if len(counted) < 2 or not bare:
+        return
+    first = bare[0]
+    message = (
+        f"{test.name} has {len(counted)} assertions and {len(bare)} of them carry no "
+        f"message (first at line {first.node.lineno}), so a failure shows the failing "  # type: ignore[attr-defined]
+        "line but not what the check means."
+    )
+    confidence = 0.7 if all(a.kind == "assert" for a in bare) else 0.9
+    fixed = with_message(first.node, first.kind, first.name)
+    em.emit(
+        "assertion-roulette",
+        test.line,
+        test.end_line,
+        message,
+        confidence=confidence,
+        context={
+            "test": test.name,
+            "count": str(len(counted)),
+            "unlabelled": str(len(bare)),
+            "first": segment(em.parsed, first.node),
+            "fixed": fixed,
+            "original": unparse(first.node) if fixed else "",
+        },
+    )

@@ -1,0 +1,294 @@
+"""Test-body rules: conditional logic, empty test, exception handling, ignored test, mystery
+guest, obscure set-up, redundant print, sleepy test, verbose test."""
+
+from __future__ import annotations
+
+import ast
+
+from tools.test_smells.parsing import ParsedFile, ParsedTree, TestFunction
+from tools.test_smells.rules.common import Emitter, dotted_name, join_names, segment
+from tools.test_smells.rules.conditional import check_conditional_logic
+from tools.test_smells.rules.exceptions import (
+    PYTEST_STYLE,
+    UNITTEST_STYLE,
+    check_exception_handling,
+)
+from tools.test_smells.rules.facts import TestFacts
+from tools.test_smells.rules.guests import check_mystery_guests
+
+#: Output-capturing fixtures: a test that takes one is testing what gets printed.
+_CAPTURE_PARAMS = frozenset({"capsys", "capfd", "capsysbinary", "capfdbinary", "capteesys"})
+_OUTPUT_WORDS = ("capture", "print", "output", "stdout", "stderr")
+
+
+def is_empty_body(body: list[ast.stmt]) -> bool:
+    """Only ``pass``, ``...`` and docstrings."""
+    for stmt in body:
+        if type(stmt) is ast.Pass:
+            continue
+        if (
+            type(stmt) is ast.Expr
+            and type(stmt.value) is ast.Constant
+            and (stmt.value.value is Ellipsis or isinstance(stmt.value.value, str))
+        ):
+            continue
+        return False
+    return True
+
+
+def skip_marker(expr: ast.expr, syntax: ParsedTree) -> tuple[str, bool, bool] | None:
+    """``(marker text, conditional, has_reason)`` when ``expr`` is a skip decorator/mark."""
+    call = expr if type(expr) is ast.Call else None
+    target = call.func if call is not None else expr
+    name = dotted_name(target)
+    last = name.rsplit(".", 1)[-1]
+    kind = ""
+    if name.endswith("mark.skip"):
+        kind = "pytest.skip"
+    elif name.endswith("mark.skipif"):
+        kind = "pytest.skipif"
+    elif name in ("unittest.skip", "unittest.skipIf", "unittest.skipUnless"):
+        kind = "unittest." + last
+    elif type(target) is ast.Name and syntax.unittest_names.get(name) in (
+        "skip",
+        "skipIf",
+        "skipUnless",
+    ):
+        kind = "unittest." + syntax.unittest_names[name]
+    if not kind:
+        return None
+    args = call.args if call is not None else []
+    kwargs = {k.arg for k in call.keywords} if call is not None else set()
+    text = "@" + name
+    if kind == "pytest.skip":
+        return text, False, bool(args) or "reason" in kwargs
+    if kind == "pytest.skipif":
+        # string conditions double as the reason; boolean ones need reason=
+        string_condition = bool(args) and all(
+            type(a) is ast.Constant and isinstance(a.value, str) for a in args
+        )
+        return text, True, "reason" in kwargs or string_condition
+    if kind == "unittest.skip":
+        # bare @unittest.skip (no call) passes the function itself as the "reason"
+        has_reason = call is not None and (bool(args) or "reason" in kwargs)
+        return text, False, has_reason
+    return text, True, len(args) >= 2 or "reason" in kwargs
+
+
+def skip_advice(conditional: bool, has_reason: bool) -> dict[str, str]:
+    """The fix for a skip: ask for a reason only when there is none; for an unconditional
+    skip that has one, ask for a condition (or a fix, or deletion)."""
+    if conditional:
+        return {
+            "advice": "add reason=... saying when and why it is skipped",
+            "skip_example": '@pytest.mark.skipif(sys.platform == "win32", reason="no fork on '
+            'Windows")\ndef test_fork():\n    ...',
+        }
+    if has_reason:
+        return {
+            "advice": "it never runs: fix the test and remove the skip, skip it only where "
+            "its reason holds (skipif with a condition), or delete it",
+            "skip_example": '@pytest.mark.skipif(sys.version_info < (3, 12), reason="needs '
+            'the 3.12 API")\ndef test_new_api():\n    ...',
+        }
+    return {
+        "advice": "give it a reason, and a condition if it applies only somewhere (or fix "
+        "or delete the test)",
+        "skip_example": '@pytest.mark.skip(reason="flaky on CI: issue #123")\n'
+        "def test_upload():\n    ...",
+    }
+
+
+def check_ignored_decorators(
+    em: Emitter,
+    decorators: list[ast.expr],
+    subject: str,
+    line: int,
+    end_line: int,
+    *,
+    conditional: bool = False,
+) -> bool:
+    """ignored-test for skip decorators of a test or class; True when skipped unconditionally."""
+    unconditional = False
+    for dec in decorators:
+        marker = skip_marker(dec, em.syntax)
+        if marker is None:
+            continue
+        text, marker_conditional, has_reason = marker
+        # a skip mark applied inside `if is_pypy:` is conditional too
+        conditional_skip = marker_conditional or conditional
+        unconditional = unconditional or not conditional_skip
+        if has_reason and (conditional_skip or not em.rc.strict):
+            continue  # default: a skip that says why is a decision, not an oversight
+        if conditional_skip:
+            message = f"{text} on {subject} gives no reason, so nobody knows when it may run."
+        elif has_reason:
+            message = f"{subject} is skipped unconditionally by {text}, so it never runs."
+        else:
+            message = f"{subject} is skipped unconditionally by {text} without a reason."
+        em.emit(
+            "ignored-test",
+            dec.lineno,
+            dec.end_lineno,
+            message,
+            confidence=0.8 if has_reason else 1.0,
+            context={"test": subject, "marker": text, **skip_advice(conditional_skip, has_reason)},
+        )
+    return unconditional
+
+
+def check_body_rules(em: Emitter, facts: TestFacts) -> tuple[bool, bool]:
+    """Run the body rules of one test; returns ``(empty, skipped_unconditionally)``."""
+    test = facts.test
+    node = test.node
+    parsed = em.parsed
+    cfg = em.rc.config
+    empty = is_empty_body(node.body)
+    if empty:
+        em.emit(
+            "empty-test",
+            test.line,
+            test.end_line,
+            f"{test.name} has no code, so it always passes.",
+            context={"test": test.name},
+        )
+    skipped = False
+    if em.on("ignored-test"):
+        skipped = check_ignored_decorators(
+            em, node.decorator_list, test.name, test.line, test.end_line
+        )
+        for skip_node, conditional, has_reason in facts.skips:
+            if not conditional:
+                skipped = True
+                if has_reason and not em.rc.strict:
+                    continue
+                em.emit_node(
+                    "ignored-test",
+                    skip_node,
+                    f"{test.name} skips itself unconditionally, so it never runs.",
+                    confidence=0.8 if has_reason else 1.0,
+                    context={
+                        "test": test.name,
+                        "marker": segment(parsed, skip_node, 60),
+                        **skip_advice(False, has_reason),
+                    },
+                )
+            elif not has_reason:
+                em.emit_node(
+                    "ignored-test",
+                    skip_node,
+                    f"{test.name} skips itself without a reason.",
+                    confidence=0.9,
+                    context={
+                        "test": test.name,
+                        "marker": segment(parsed, skip_node, 60),
+                        **skip_advice(True, False),
+                    },
+                )
+    if facts.control_hits and em.on("conditional-logic"):
+        check_conditional_logic(em, facts)
+    unittest = test.cls is not None and test.cls.kind == "unittest"
+    style = UNITTEST_STYLE if unittest else PYTEST_STYLE
+    if em.on("exception-handling"):
+        check_exception_handling(em, facts, unittest, style)
+    if facts.guests and em.on("mystery-guest"):
+        check_mystery_guests(em, facts)
+    # default: clear cases only, half as many locals again as the limit
+    locals_limit = (
+        cfg.obscure_setup_max_locals * (1 if em.rc.strict else 3) // (1 if em.rc.strict else 2)
+    )
+    if len(facts.assigned) > locals_limit:
+        em.emit(
+            "obscure-setup",
+            test.line,
+            test.end_line,
+            f"{test.name} assigns {len(facts.assigned)} local variables (limit "
+            f"{cfg.obscure_setup_max_locals}), hiding what the test depends on.",
+            confidence=0.8,
+            context={
+                "test": test.name,
+                "count": str(len(facts.assigned)),
+                "limit": str(cfg.obscure_setup_max_locals),
+                "names": join_names(facts.assigned),
+            },
+        )
+    # A test that only prints checks nothing whatever its name says; otherwise printing is
+    # fine where output is the subject (capsys, test_print_*).
+    # default: in a test that asserts, a print is a diagnostic pytest/unittest show only when
+    # the test fails; it is noise only in a test that checks nothing else
+    report_prints = not facts.assertions or (em.rc.strict and not _output_is_subject(em, test))
+    if facts.prints and report_prints:
+        for call in facts.prints:
+            em.emit_node(
+                "redundant-print",
+                call,
+                "The test prints output that nobody checks"
+                + (" and asserts nothing." if not facts.assertions else "."),
+                context={
+                    "call": segment(parsed, call, 60),
+                    "test": test.name,
+                    "print_example": style["print"].format(test=test.name),
+                },
+            )
+    for call, module in facts.sleeps:
+        _sleepy(em, call, module, test)
+    statements = facts.statements
+    if not em.rc.strict:
+        statements -= facts.nested_statements
+        # default: a table of assertions (RFC examples, one per line) is long but not verbose;
+        # count what the test does besides checking
+        statements -= sum(1 for a in facts.assertions if not a.nested)
+    if statements > cfg.verbose_test_max_statements:
+        em.emit(
+            "verbose-test",
+            test.line,
+            test.end_line,
+            f"{test.name} has {facts.statements} statements (limit "
+            f"{cfg.verbose_test_max_statements}), too many to see what it checks.",
+            confidence=0.9,
+            context={
+                "test": test.name,
+                "count": str(facts.statements),
+                "limit": str(cfg.verbose_test_max_statements),
+            },
+        )
+    return empty, skipped
+
+
+def _output_is_subject(em: Emitter, test: TestFunction) -> bool:
+    """The test checks printed output (capsys & co., or a capture/print test by name)."""
+    params = {a.arg for a in test.node.args.args + test.node.args.kwonlyargs}
+    if params & _CAPTURE_PARAMS:
+        return True
+    names = (test.name.lower(), em.parsed.path.rsplit("/", 1)[-1].lower())
+    return any(word in text for text in names for word in _OUTPUT_WORDS)
+
+
+def _sleepy(em: Emitter, call: ast.Call, module: str, test: TestFunction) -> None:
+    if module != "time":
+        delay = (
+            call.args[0]
+            if call.args
+            else next((k.value for k in call.keywords if k.arg in ("delay", "seconds")), None)
+        )
+        if not (
+            type(delay) is ast.Constant
+            and isinstance(delay.value, int | float)
+            and not isinstance(delay.value, bool)
+            and delay.value > 0
+        ):
+            return
+    if _has_comment(em.parsed, call):
+        return
+    em.emit_node(
+        "sleepy-test",
+        call,
+        f"{test.name} sleeps for a fixed time, which is slow and still flaky.",
+        context={"call": segment(em.parsed, call, 60), "test": test.name},
+    )
+
+
+def _has_comment(parsed: ParsedFile, node: ast.AST) -> bool:
+    line = node.end_lineno or node.lineno  # type: ignore[attr-defined]
+    text = parsed.line_text(line).encode("utf-8", "surrogatepass")
+    return b"#" in text[node.end_col_offset or 0 :]  # type: ignore[attr-defined]

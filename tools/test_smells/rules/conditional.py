@@ -1,0 +1,332 @@
+"""conditional-logic: an assertion inside a branch, loop or comprehension of a test.
+
+strict (SMELLS.md): every ``if``/``for``/``while``/comprehension/``match`` that holds an
+assertion.
+
+default: the ones that can hide a failure:
+
+- a loop over something the test computes (``for row in result:``): when it is empty the
+  assertions never run and the test passes;
+- a loop in a unittest test without ``subTest``: a failure does not say which case broke;
+- a branch on a computed value (``if result: assert ...``): the check may silently not run;
+- while loops, comprehensions and match statements holding assertions.
+
+Not reported there: pytest loops over a literal table (pytest's report shows the values of
+the failing case), and branches on a test's parameters or on the environment
+(``if isinstance(expected, str)`` in a parametrized test, ``if sys.platform == ...``).
+
+The fix is style-specific: parametrization (``@pytest.mark.parametrize``) only for pytest
+tests whose iterations are independent, ``self.subTest`` for unittest loops, and for loops
+over computed values an assertion on the whole collection. Its example is printed from the
+AST, so it parses.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from tools.test_smells.rules.common import Emitter, dotted_name, segment
+from tools.test_smells.rules.facts import TestFacts
+from tools.test_smells.rules.fixes import unparse
+
+__all__ = ["check_conditional_logic"]
+
+_CONSTRUCT = {
+    ast.If: "if statement",
+    ast.For: "for loop",
+    ast.AsyncFor: "async for loop",
+    ast.While: "while loop",
+    ast.ListComp: "list comprehension",
+    ast.SetComp: "set comprehension",
+    ast.DictComp: "dict comprehension",
+    ast.GeneratorExp: "generator expression",
+    ast.Match: "match statement",
+}
+_ENVIRONMENT = (
+    "sys", "platform", "os", "py", "is_", "has_", "version", "pytest", "django", "supports_",
+    "can_", "skip", "windows", "win", "linux", "darwin", "mac",
+)  # fmt: skip
+_MUTATORS = frozenset({"append", "extend", "add", "update", "pop", "insert", "remove", "clear"})
+_BODY_LIMIT = 8  # statements of the loop body shown in an example
+
+
+_FIXED_CALLS = frozenset(
+    {"range", "enumerate", "zip", "product", "permutations", "combinations", "sorted",
+     "reversed", "list", "tuple", "set", "dict", "chain", "repeat", "items", "keys", "values",
+     "combinations_with_replacement"}
+)  # fmt: skip
+
+
+def _literal_table(expr: ast.expr, facts: TestFacts, em: Emitter, depth: int = 0) -> bool:
+    """Cases the test writes down: a literal collection, ``range(3)``, a module table, or
+    something built only from those (``itertools.product(A, B)``, a comprehension over a
+    literal): the loop cannot silently run zero times."""
+    if depth > 6:
+        return False
+    t = type(expr)
+    if t is ast.Constant:
+        return True
+    if t in (ast.List, ast.Tuple, ast.Set, ast.Dict):
+        return True
+    if t is ast.Call:
+        func = expr.func  # type: ignore[attr-defined]
+        name = dotted_name(func).rsplit(".", 1)[-1]
+        if name not in _FIXED_CALLS:
+            return False
+        parts = list(expr.args)  # type: ignore[attr-defined]
+        if type(func) is ast.Attribute and name in ("items", "keys", "values"):
+            parts.append(func.value)
+        return bool(parts) and all(_literal_table(p, facts, em, depth + 1) for p in parts)
+    if t in (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp):
+        return all(
+            _literal_table(g.iter, facts, em, depth + 1)
+            for g in expr.generators  # type: ignore[attr-defined]
+        )
+    if t is ast.Starred:
+        return _literal_table(expr.value, facts, em, depth + 1)  # type: ignore[attr-defined]
+    if t is ast.BinOp:
+        left, right = expr.left, expr.right  # type: ignore[attr-defined]
+        return _literal_table(left, facts, em, depth + 1) and _literal_table(
+            right, facts, em, depth + 1
+        )
+    if t is ast.Name:
+        bound = facts.bindings.get(expr.id) or facts.nested_bindings.get(expr.id)  # type: ignore[attr-defined]
+        if bound is not None:
+            return _literal_table(bound, facts, em, depth + 1)
+        # CASES = [...] at module level
+        return expr.id in em.syntax.tables or expr.id.isupper()  # type: ignore[attr-defined]
+    if t is ast.Attribute and type(expr.value) is ast.Name and expr.value.id in ("self", "cls"):  # type: ignore[attr-defined]
+        cls = facts.test.cls
+        if cls is not None and _class_table(cls.node, expr.attr):  # type: ignore[attr-defined]
+            return True  # `values = [...]` in the class body
+        return expr.attr.isupper()  # type: ignore[attr-defined]
+    return False
+
+
+def _class_table(node: ast.ClassDef, name: str) -> bool:
+    for stmt in node.body:
+        if type(stmt) is ast.Assign and any(
+            type(t) is ast.Name and t.id == name for t in stmt.targets
+        ):
+            return type(stmt.value) in (ast.List, ast.Tuple, ast.Set, ast.Dict)
+    return False
+
+
+def _independent(loop: ast.For | ast.AsyncFor) -> bool:
+    """Iterations share no state: no break/continue/return, no augmented assignment, no
+    mutation of a collection, no else block."""
+    if loop.orelse:
+        return False
+    for n in ast.walk(loop):
+        t = type(n)
+        if t in (ast.Break, ast.Continue, ast.Return, ast.AugAssign, ast.Nonlocal, ast.Global):
+            return False
+        if t is ast.Call and type(n.func) is ast.Attribute and n.func.attr in _MUTATORS:  # type: ignore[attr-defined]
+            return False
+    return True
+
+
+def _about_parameters_or_environment(test_expr: ast.expr, params: set[str]) -> bool:
+    names = [
+        n.id if type(n) is ast.Name else n.attr  # type: ignore[attr-defined]
+        for n in ast.walk(test_expr)
+        if type(n) in (ast.Name, ast.Attribute)
+    ]
+    if not names:
+        return True  # `if True:` / constants
+    lowered = [name.lower() for name in names]
+    if any(n.startswith(_ENVIRONMENT) or n.endswith("_available") for n in lowered):
+        return True  # `if has_pympler:`, `if sys.platform == ...`: the environment decides
+    roots = {n.id for n in ast.walk(test_expr) if type(n) is ast.Name}
+    builtins = {
+        "isinstance", "len", "type", "callable", "hasattr", "getattr", "issubclass", "str",
+        "bytes", "int", "float", "bool", "list", "tuple", "dict", "set", "frozenset", "None",
+    }  # fmt: skip
+    return bool(roots) and roots <= params | builtins
+
+
+def _pytest_example(loop: ast.For | ast.AsyncFor, test_name: str, method: bool) -> str:
+    params = ", ".join(n.id for n in ast.walk(loop.target) if type(n) is ast.Name)
+    body = "\n".join(
+        "    " + line for s in loop.body[:_BODY_LIMIT] for line in unparse(s).splitlines()
+    )
+    signature = f"self, {params}" if method else params
+    return (
+        f"@pytest.mark.parametrize({params!r}, {unparse(loop.iter)})\n"
+        f"def {test_name}({signature}):\n{body or '    ...'}"
+    )
+
+
+def _unittest_example(loop: ast.For | ast.AsyncFor) -> str:
+    names = [n.id for n in ast.walk(loop.target) if type(n) is ast.Name]
+    labels = ", ".join(f"{n}={n}" for n in names)
+    body = "\n".join(
+        "        " + line for s in loop.body[:_BODY_LIMIT] for line in unparse(s).splitlines()
+    )
+    return (
+        f"for {unparse(loop.target)} in {unparse(loop.iter)}:\n"
+        f"    with self.subTest({labels}):\n{body or '        ...'}"
+    )
+
+
+def _collection_example(loop: ast.For | ast.AsyncFor, unittest: bool) -> str:
+    items = unparse(loop.iter)
+    if unittest:
+        return f"items = list({items})\nself.assertEqual(items, expected_items)"
+    return f"items = list({items})\nassert items == expected_items"
+
+
+def check_conditional_logic(em: Emitter, facts: TestFacts) -> None:
+    """Report the branches and loops of one test that hold assertions."""
+    test = facts.test
+    unittest = test.cls is not None and test.cls.kind == "unittest"
+    strict = em.rc.strict
+    params = {a.arg for a in test.node.args.args + test.node.args.kwonlyargs} - {"self"}
+    for ctrl in facts.control_hits.values():
+        t = type(ctrl)
+        construct = _CONSTRUCT.get(t, "branch")
+        inner = _first_assertion_in(facts, ctrl)
+        assertion = segment(em.parsed, inner) if inner is not None else "..."
+        confidence = 0.9
+        if t is ast.For or t is ast.AsyncFor:
+            loop: ast.For = ctrl  # type: ignore[assignment]
+            literal = _literal_table(loop.iter, facts, em)
+            # plain asserts (pytest shows their values) in a unittest class read like pytest
+            inner_unittest = unittest and any(
+                a.kind == "unittest" for a in facts.assertions if _inside(a.node, loop)
+            )
+            if literal and _independent(loop):
+                if not inner_unittest and not strict:
+                    continue  # pytest shows the failing case's values
+                if not strict and not _target_used(loop):
+                    continue  # `for _ in range(5)`: a repetition, not a table of cases
+                if not strict and _compares_with_target(loop, facts):
+                    continue  # assertEqual(actual, expected): the failure prints the case
+                message = (
+                    f"An assertion inside a {construct} over a fixed table checks every case "
+                    "in one test, so a failure stops the other cases and does not name its "
+                    "case."
+                )
+                if unittest:
+                    advice = (
+                        f"wrap the body in `with self.subTest(...)` so each case of the "
+                        f"{construct} is reported on its own"
+                    )
+                    example = _unittest_example(loop)
+                else:
+                    advice = "turn the table into @pytest.mark.parametrize cases"
+                    example = _pytest_example(loop, test.name, test.cls is not None)
+            else:
+                if literal and not strict:
+                    continue  # cases that depend on each other: a loop is the honest form
+                if not strict and _size_checked(loop.iter, facts):
+                    continue  # `assert len(rows) == 3` elsewhere: the loop cannot run empty
+                message = (
+                    f"An assertion inside a {construct} over {segment(em.parsed, loop.iter, 40)} "
+                    "runs once per item, and not at all when there is none: the test then "
+                    "passes without checking anything."
+                )
+                advice = (
+                    "assert on the whole collection (its length or its expected items) so an "
+                    "empty or short result fails"
+                )
+                example = _collection_example(loop, unittest)
+        elif t is ast.If:
+            branch: ast.If = ctrl  # type: ignore[assignment]
+            if not strict and (
+                _about_parameters_or_environment(branch.test, params)
+                or not _uses_locals(branch.test, facts)
+                or _explicit_failure(branch)
+            ):
+                continue  # default: only branches on a value the test computes
+            message = (
+                f"An assertion inside an if statement on {segment(em.parsed, branch.test, 40)} "
+                "runs only when the condition holds, so the test can pass without it."
+            )
+            advice = (
+                "assert the condition itself, or split the cases into separate tests so "
+                "each check always runs"
+            )
+            condition = unparse(branch.test)
+            example = (
+                (f"self.assertTrue({condition})" if unittest else f"assert {condition}")
+                + "\n"
+                + "\n".join(unparse(s) for s in branch.body[:_BODY_LIMIT])
+            )
+        else:
+            message = f"An assertion inside a {construct} runs only for some inputs or iterations."
+            advice = "split the cases into separate tests, or assert on the collected result"
+            example = ""
+            confidence = 0.8
+        em.emit_node(
+            "conditional-logic",
+            ctrl,
+            message,
+            confidence=confidence,
+            context={
+                "construct": construct,
+                "test": test.name,
+                "assertion": assertion,
+                "advice": advice,
+                "code": example,
+            },
+        )
+
+
+def _explicit_failure(branch: ast.If) -> bool:
+    """``if missing: raise AssertionError(...)`` / ``self.fail(...)``: the if is the check."""
+    last = branch.body[-1] if branch.body else None
+    if type(last) is ast.Raise and last.exc is not None:
+        target = last.exc.func if type(last.exc) is ast.Call else last.exc
+        return dotted_name(target).rsplit(".", 1)[-1] == "AssertionError"
+    if type(last) is ast.Expr and type(last.value) is ast.Call:
+        return dotted_name(last.value.func).rsplit(".", 1)[-1] == "fail"
+    return False
+
+
+def _uses_locals(test_expr: ast.expr, facts: TestFacts) -> bool:
+    """The condition reads a name the test itself assigns (not a module flag or fixture)."""
+    return any(type(n) is ast.Name and n.id in facts.assigned for n in ast.walk(test_expr))
+
+
+def _target_used(loop: ast.For | ast.AsyncFor) -> bool:
+    names = {n.id for n in ast.walk(loop.target) if type(n) is ast.Name}
+    return any(type(n) is ast.Name and n.id in names for s in loop.body for n in ast.walk(s))
+
+
+def _compares_with_target(loop: ast.For | ast.AsyncFor, facts: TestFacts) -> bool:
+    """Every equality assertion in the loop compares with a loop variable (the table's
+    expected value), so its failure message shows which case broke."""
+    names = {n.id for n in ast.walk(loop.target) if type(n) is ast.Name}
+    inside = [a for a in facts.assertions if _inside(a.node, loop) and a.kind == "unittest"]
+    if not inside:
+        return False
+    for a in inside:
+        args = getattr(a.node, "args", [])[:2]
+        if not a.name.startswith("assert") or "Equal" not in a.name or len(args) < 2:
+            return False
+        if not any(type(x) is ast.Name and x.id in names for x in args):
+            return False
+    return True
+
+
+def _size_checked(iterable: ast.expr, facts: TestFacts) -> bool:
+    """The test asserts something about the iterable itself outside the loop (its length,
+    its contents), so an empty one would fail there."""
+    text = ast.dump(iterable)
+    for a in facts.assertions:
+        for n in ast.walk(a.node):
+            if isinstance(n, ast.expr) and n is not iterable and ast.dump(n) == text:
+                return True
+    return False
+
+
+def _inside(node: ast.AST, ctrl: ast.AST) -> bool:
+    line = getattr(node, "lineno", 0)
+    return ctrl.lineno <= line <= (ctrl.end_lineno or ctrl.lineno)  # type: ignore[attr-defined]
+
+
+def _first_assertion_in(facts: TestFacts, ctrl: ast.AST) -> ast.AST | None:
+    start, end = ctrl.lineno, ctrl.end_lineno or ctrl.lineno  # type: ignore[attr-defined]
+    inside = [a.node for a in facts.assertions if start <= a.node.lineno <= end]  # type: ignore[attr-defined]
+    return min(inside, key=lambda n: (n.lineno, n.col_offset), default=None)  # type: ignore[attr-defined]

@@ -1,0 +1,249 @@
+"""exception-handling: try/except or raise in a test instead of the framework's checks.
+
+strict: every try/except with handlers and every raise in the test body. default: the ones
+whose fix is clear: handlers that only pass, assert or fail (``pytest.raises``/
+``assertRaises`` says it better). Not reported there: optional-dependency guards
+(``except ImportError``), ``try``/``except``/``else`` guards whose else holds the check,
+handlers that do real work, ``except E: self.fail(...)`` (a chosen message), and
+``raise AssertionError`` (an assertion). Where strict reports those, the fix is a skip or
+dropping the try, never ``assertRaises``, which would invert the test.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from tools.test_smells.rules.common import Emitter, dotted_name
+from tools.test_smells.rules.facts import TestFacts
+from tools.test_smells.rules.fixes import unparse
+
+__all__ = ["PYTEST_STYLE", "UNITTEST_STYLE", "check_exception_handling"]
+
+
+def check_exception_handling(
+    em: Emitter, facts: TestFacts, unittest: bool, style: dict[str, str]
+) -> None:
+    """exception-handling for one test (see the module docstring)."""
+    for try_node in facts.tries:
+        exc = _handler_names(try_node)
+        # `except ImportError: pytest.skip(...)` guards an optional dependency: milder.
+        guard = _only_skips(try_node) or (
+            bool(exc) and all(e in ("ImportError", "ModuleNotFoundError") for e in exc)
+        )
+        imports = bool(exc) and all(e in ("ImportError", "ModuleNotFoundError") for e in exc)
+        # `try: x = obj.__qualname__ except AttributeError: pass else: assertEqual(...)`:
+        # the else holds the check and the except is an environment guard
+        else_guard = _guarded_else(try_node)
+        if not em.rc.strict and (imports or else_guard or not _handlers_only_check(try_node)):
+            continue  # default: an optional-dependency guard, or a handler doing real work
+        if imports:
+            # `except ImportError: pass` skips what needs an optional dependency: the fix
+            # is a skip, never pytest.raises(ImportError)
+            em.emit_node(
+                "exception-handling",
+                try_node,
+                "The test hides a missing optional dependency with try/except ImportError; "
+                "skip explicitly so the report says the check did not run.",
+                confidence=0.6,
+                context={
+                    "construct": "try/except",
+                    "line": str(try_node.lineno),  # type: ignore[attr-defined]
+                    "exception": exc[0],
+                    "expect": '`pytest.importorskip("<module>")`'
+                    if not unittest
+                    else "an import guarded by `self.skipTest(...)`",
+                    "explicit": style["explicit"],
+                    "raises_example": 'module = pytest.importorskip("cytoolz")'
+                    if not unittest
+                    else "try:\n    import cytoolz\nexcept ImportError:\n"
+                    '    self.skipTest("cytoolz is not installed")',
+                },
+            )
+            continue
+        if else_guard:
+            em.emit_node(
+                "exception-handling",
+                try_node,
+                f"The test skips its check silently when {exc[0]} is raised; skip "
+                "explicitly so the report says the check did not run.",
+                confidence=0.6,
+                context={
+                    "construct": "try/except",
+                    "line": str(try_node.lineno),  # type: ignore[attr-defined]
+                    "exception": exc[0],
+                    "expect": "an explicit skip (`self.skipTest(...)` / `pytest.skip(...)`)",
+                    "explicit": style["explicit"],
+                    "raises_example": 'if not hasattr(original, "__qualname__"):\n'
+                    + (
+                        '    self.skipTest("no __qualname__ here")'
+                        if unittest
+                        else '    pytest.skip("no __qualname__ here")'
+                    ),
+                },
+            )
+            continue
+        if _only_fails(try_node) and not em.rc.strict:
+            continue  # default: the maintainer chose the failure message; dropping it is churn
+        if _only_fails(try_node):
+            # `try: x() except E: self.fail(...)` expects NO exception: assertRaises would
+            # invert it; the fix is to let the exception fail the test by itself
+            body = "\n".join(unparse(s) for s in try_node.body[:8])  # type: ignore[attr-defined]
+            em.emit_node(
+                "exception-handling",
+                try_node,
+                "The test catches an exception only to fail; without the try/except the "
+                "exception fails the test by itself, with its traceback.",
+                confidence=0.8,
+                context={
+                    "construct": "try/except",
+                    "line": str(try_node.lineno),  # type: ignore[attr-defined]
+                    "exception": exc[0] if exc else "Exception",
+                    "expect": "the statements of the try block alone",
+                    "explicit": style["explicit"],
+                    "raises_example": f"# let any exception fail the test\n{body}",
+                },
+            )
+            continue
+        em.emit_node(
+            "exception-handling",
+            try_node,
+            "The test catches exceptions with try/except instead of asserting them with "
+            + ("self.assertRaises." if unittest else "pytest.raises."),
+            confidence=0.6 if guard else 0.9,
+            context={
+                "construct": "try/except",
+                "line": str(try_node.lineno),  # type: ignore[attr-defined]
+                "exception": exc[0] if exc else "Exception",
+                **_raises_context(style, exc[0] if exc else "Exception"),
+            },
+        )
+    for raise_node in facts.raises:
+        exc_name = dotted_name(raise_node.exc) if raise_node.exc is not None else ""
+        if not em.rc.strict and exc_name.rsplit(".", 1)[-1] == "AssertionError":
+            continue  # default: raising AssertionError is an assertion, not handling
+        em.emit_node(
+            "exception-handling",
+            raise_node,
+            "The test raises an exception itself; use "
+            + ("self.fail(...)" if unittest else "pytest.fail(...)")
+            + " for explicit failures.",
+            confidence=0.8,
+            context={
+                "construct": "raise",
+                "line": str(raise_node.lineno),
+                "exception": exc_name or "Exception",
+                **_raises_context(style, "ValueError", explicit=True),
+            },
+        )
+
+
+PYTEST_STYLE = {
+    "expect": "`with pytest.raises({exception}):`",
+    "explicit": "pytest.fail(...)",
+    "raises": "with pytest.raises({exception}):\n    call_that_fails()",
+    "fail": 'if not ok:\n    pytest.fail("what went wrong")',
+    "print": 'def {test}(capsys):\n    run()\n    assert "done" in capsys.readouterr().out',
+}
+
+
+UNITTEST_STYLE = {
+    "expect": "`with self.assertRaises({exception}):`",
+    "explicit": "self.fail(...)",
+    "raises": "with self.assertRaises({exception}):\n    call_that_fails()",
+    "fail": 'if not ok:\n    self.fail("what went wrong")',
+    "print": "with contextlib.redirect_stdout(io.StringIO()) as out:\n    run()\n"
+    'self.assertIn("done", out.getvalue())',
+}
+
+
+def _raises_context(
+    style: dict[str, str], exception: str, explicit: bool = False
+) -> dict[str, str]:
+    name = exception if exception.replace(".", "").replace("_", "").isalnum() else "Exception"
+    return {
+        # a raise in the test is an explicit failure: its replacement is fail(), not raises
+        "expect": f"`{style['explicit']}`" if explicit else style["expect"].format(exception=name),
+        "explicit": style["explicit"],
+        "raises_example": style["fail" if explicit else "raises"].format(exception=name),
+    }
+
+
+def _guarded_else(node: ast.AST) -> bool:
+    orelse = getattr(node, "orelse", None)
+    if not orelse:
+        return False
+    handlers = node.handlers  # type: ignore[attr-defined]
+    only_pass = all(all(type(s) is ast.Pass for s in h.body) for h in handlers)
+    # `else: assert False, "should have raised"` / `else: self.fail(...)` is the expected-
+    # exception pattern (pytest.raises), not a guard: the else must check something real
+    checks = any(
+        (type(n) is ast.Assert and not (type(n.test) is ast.Constant and not n.test.value))
+        or (type(n) is ast.Call and dotted_name(n.func).rsplit(".", 1)[-1].startswith("assert"))
+        for s in orelse
+        for n in ast.walk(s)
+    )
+    return only_pass and checks
+
+
+def _handlers_only_check(node: ast.AST) -> bool:
+    """Every handler only passes, asserts or fails: the try/except stands in for
+    ``pytest.raises``/``assertRaises`` (or for nothing)."""
+    for handler in node.handlers:  # type: ignore[attr-defined]
+        for stmt in handler.body:
+            if type(stmt) is ast.Pass or type(stmt) is ast.Assert:
+                continue
+            if type(stmt) is ast.Expr and type(stmt.value) is ast.Constant:
+                continue
+            if type(stmt) is ast.Expr and type(stmt.value) is ast.Call:
+                name = dotted_name(stmt.value.func).rsplit(".", 1)[-1]
+                if name.startswith(("assert", "fail")):
+                    continue
+            return False
+    return True
+
+
+def _only_fails(node: ast.AST) -> bool:
+    """Every handler fails the test and the try block itself does not: the test expects
+    the block to run without an exception."""
+
+    def fails(stmts: list[ast.stmt]) -> bool:
+        for n in (x for s in stmts for x in ast.walk(s)):
+            if type(n) is ast.Call and dotted_name(n.func).rsplit(".", 1)[-1] == "fail":
+                return True
+            if (
+                type(n) is ast.Raise
+                and n.exc is not None
+                and "AssertionError"
+                in dotted_name(n.exc.func if type(n.exc) is ast.Call else n.exc)
+            ):
+                return True
+        return False
+
+    handlers = node.handlers  # type: ignore[attr-defined]
+    return bool(handlers) and all(fails(h.body) for h in handlers) and not fails(node.body)  # type: ignore[attr-defined]
+
+
+def _only_skips(node: ast.AST) -> bool:
+    """Every handler of the try statement skips the test."""
+    for handler in node.handlers:  # type: ignore[attr-defined]
+        first = handler.body[0] if handler.body else None
+        if not (
+            type(first) is ast.Expr
+            and type(first.value) is ast.Call
+            and dotted_name(first.value.func).rsplit(".", 1)[-1] in ("skip", "skipTest", "xfail")
+        ):
+            return False
+    return True
+
+
+def _handler_names(node: ast.AST) -> list[str]:
+    names: list[str] = []
+    for handler in node.handlers:  # type: ignore[attr-defined]
+        typ = handler.type
+        if typ is None:
+            names.append("Exception")
+        elif type(typ) is ast.Tuple:
+            names.extend(dotted_name(e) for e in typ.elts)
+        else:
+            names.append(dotted_name(typ))
+    return names

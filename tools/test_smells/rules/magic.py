@@ -1,0 +1,236 @@
+"""magic-number: an unexplained numeric literal in an assertion.
+
+strict (SMELLS.md): any number but -1, 0-10 and 100 compared by an assertion.
+
+default: only numbers the test does not explain. Not reported there:
+
+- HTTP status codes compared with a status (``assert rv.status_code == 404``): the code is
+  the standard's name for itself (strict still reports them, and the fix names the
+  :class:`http.HTTPStatus` member, never ``EXPECTED_VALUE = 302``);
+- values the test itself wrote down elsewhere (``make(n=1234)`` ... ``== 1234``), including
+  in strings (``"q=0.5"``), as a string's length, or as a product/sum of its other numbers;
+- sentinels: 42 and friends, well-known ports, seconds per minute/hour/day, powers of two
+  (and one less), round numbers, repeated or counting digits (1111, 1234), years, and
+  one-decimal floats.
+
+The fix replaces the number by a constant named after what it is compared with
+(``len(rows) == 17`` -> ``EXPECTED_ROWS_COUNT``), printed from the AST so it parses.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Any
+
+from tools.test_smells.rules.common import Emitter, is_number, segment
+from tools.test_smells.rules.facts import Assertion, TestFacts
+from tools.test_smells.rules.fixes import (
+    constant_name,
+    http_status,
+    looks_like_status,
+    unparse,
+    with_name_for,
+)
+
+__all__ = ["check_magic"]
+
+_SENTINELS = frozenset(
+    {42, 1337, 31337, 0xDEADBEEF, 0xCAFEBABE, 0xFEEDFACE, 12345678}
+    | {21, 22, 25, 53, 80, 443, 8000, 8080, 8443}  # well-known ports
+    | {60, 3600, 86400, 604800}  # seconds in a minute, hour, day, week
+)
+_DIGITS = re.compile(rb"(?<![\w.])-?\d+(?:\.\d+)?")
+_BUDGET = 64  # long literal tables are data, not assertions; stop looking
+
+
+def _operands(a: Assertion, ignored: frozenset[str]) -> list[ast.expr]:
+    node = a.node
+    if a.kind == "assert":
+        test = node.test  # type: ignore[attr-defined]
+        if type(test) is ast.Compare:
+            return [test.left, *test.comparators]
+        return [test]
+    call: ast.Call = node  # type: ignore[assignment]
+    # Only the compared values: later positionals are tolerances (places, rtol, decimal).
+    out = list(call.args[:2])
+    out.extend(k.value for k in call.keywords if k.arg is not None and k.arg not in ignored)
+    return out
+
+
+def _numbers(root: ast.expr, allowed: frozenset[float]) -> list[tuple[ast.AST, Any]]:
+    found: list[tuple[ast.AST, Any]] = []
+    budget = _BUDGET
+    stack: list[ast.AST] = [root]
+    while stack and budget:
+        budget -= 1
+        n = stack.pop()
+        t = type(n)
+        if t is ast.Constant:
+            v = n.value  # type: ignore[attr-defined]
+            if is_number(v) and v not in allowed:
+                found.append((n, v))
+        elif t is ast.UnaryOp:
+            operand = n.operand  # type: ignore[attr-defined]
+            if (
+                type(n.op) is ast.USub  # type: ignore[attr-defined]
+                and type(operand) is ast.Constant
+                and is_number(operand.value)
+            ):
+                value: Any = -operand.value  # type: ignore[operator]
+                if value not in allowed:
+                    found.append((n, value))
+            else:
+                stack.append(operand)
+        elif t is ast.Compare:
+            stack.append(n.left)  # type: ignore[attr-defined]
+            stack.extend(n.comparators)  # type: ignore[attr-defined]
+        elif t is ast.BinOp:
+            stack.append(n.left)  # type: ignore[attr-defined]
+            if type(n.op) is not ast.Pow:  # type: ignore[attr-defined]
+                stack.append(n.right)  # type: ignore[attr-defined]  # 2**31: the 31 is no mystery
+        elif t is ast.BoolOp:
+            stack.extend(n.values)  # type: ignore[attr-defined]
+        elif t is ast.Tuple or t is ast.List or t is ast.Set:
+            stack.extend(n.elts)  # type: ignore[attr-defined]
+    return found
+
+
+def is_sentinel(value: Any) -> bool:
+    """A number that explains itself (see the module docstring)."""
+    if isinstance(value, float):
+        if value.is_integer():
+            value = int(value)
+        else:
+            return round(value, 1) == value
+    if not isinstance(value, int):
+        return False
+    v = abs(value)
+    if v in _SENTINELS or 1900 <= v <= 2100:
+        return True
+    if v >= 16 and (v & (v - 1) == 0 or (v + 1) & v == 0):
+        return True
+    digits = str(v)
+    if len(digits) >= 2 and (len(set(digits)) == 1 or digits.rstrip("0") in "123456789"):
+        return True
+    return "123456789".startswith(digits)
+
+
+def _test_numbers(em: Emitter, facts: TestFacts) -> dict[Any, int]:
+    """How often each number occurs in the test (and its class's set-up): numeric literals,
+    numbers written in strings, string lengths; cached on the facts."""
+    cached = facts.numbers
+    if cached is not None:
+        return cached
+    counts: dict[Any, int] = {}
+    plain: list[Any] = []
+    roots: list[ast.AST] = [facts.test.node]
+    cls = facts.test.cls
+    if cls is not None:
+        roots.extend(cls.setup_methods)
+    for root in roots:
+        for n in ast.walk(root):
+            if (
+                type(n) is ast.UnaryOp
+                and type(n.op) is ast.USub
+                and type(n.operand) is ast.Constant
+                and is_number(n.operand.value)
+            ):
+                negative: Any = -n.operand.value  # type: ignore[operator]
+                counts[negative] = counts.get(negative, 0) + 1
+                continue
+            if type(n) is not ast.Constant:
+                continue
+            v = n.value
+            if is_number(v):
+                counts[v] = counts.get(v, 0) + 1
+                plain.append(v)
+            elif isinstance(v, str | bytes) and v:
+                raw = v.encode("utf-8", "surrogatepass") if isinstance(v, str) else v
+                counts[len(v)] = counts.get(len(v), 0) + 1
+                for m in _DIGITS.findall(raw[:2000]):
+                    text = m.decode()
+                    num: Any = float(text) if "." in text else int(text)
+                    counts[num] = counts.get(num, 0) + 1
+    derived: set[Any] = set()
+    small = [v for v in dict.fromkeys(plain) if isinstance(v, int | float)][:30]
+    for x in small:
+        derived.add(x * x)
+        for y in small:
+            derived.update((x * y, x + y, x - y))
+    for v in derived:
+        counts.setdefault(v, 1)  # a derived value counts as written once elsewhere
+    facts.numbers = counts
+    return counts
+
+
+def check_magic(em: Emitter, a: Assertion, facts: TestFacts) -> None:
+    """Report the first unexplained number of assertion ``a``."""
+    allowed = em.rc.allowed_numbers
+    operands = _operands(a, em.rc.ignored_keywords)
+    hits: list[tuple[ast.AST, Any, ast.expr | None]] = []
+    for i, operand in enumerate(operands):
+        others = [o for j, o in enumerate(operands[:2]) if j != i]
+        actual = others[0] if others else None
+        for node, value in _numbers(operand, allowed):
+            hits.append((node, value, actual))
+    if not hits:
+        return
+    strict = em.rc.strict
+    if not strict and _negative(a):
+        return  # assertNotEqual(x, 19): any other value would do, the number means nothing
+    if not strict:
+        counts = _test_numbers(em, facts)
+        hits = [
+            (node, value, actual)
+            for node, value, actual in hits
+            if not (http_status(value) is not None and _status_compare(actual, operands))
+            and not is_sentinel(value)
+            and counts.get(value, 0) < 2
+        ]
+        if not hits:
+            return
+    node, value, actual = hits[0]
+    found = list(dict.fromkeys(repr(v) for _, v, _ in hits))
+    shown = ", ".join(found[:3]) + (" ..." if len(found) > 3 else "")
+    status = http_status(value)
+    if status is not None and _status_compare(actual, operands):
+        name = f"HTTPStatus.{status.name}"
+        definition = "from http import HTTPStatus"
+    else:
+        name = constant_name(actual, facts.test.name)
+        definition = f"{name} = {unparse(node)}"
+    fixed = with_name_for(a.node, node, name)
+    em.emit_node(
+        "magic-number",
+        a.node,
+        f"The assertion uses the unexplained number{'s' if len(found) > 1 else ''} {shown}.",
+        confidence=0.8,
+        context={
+            "numbers": shown,
+            "number": repr(value),
+            "assertion": segment(em.parsed, a.node),
+            "constant": name,
+            "definition": definition,
+            "fixed": fixed,
+        },
+    )
+
+
+def _negative(a: Assertion) -> bool:
+    node = a.node
+    if a.kind == "assert":
+        test = node.test  # type: ignore[attr-defined]
+        return type(test) is ast.Compare and all(type(op) is ast.NotEq for op in test.ops)
+    if a.name in ("assertNotEqual", "assertNotEquals", "failIfEqual"):
+        return True
+    args = node.args  # type: ignore[attr-defined]
+    if a.name in ("assertFalse", "failIf") and args and type(args[0]) is ast.Compare:
+        return all(type(op) is ast.Eq for op in args[0].ops)
+    return False
+
+
+def _status_compare(actual: ast.expr | None, operands: list[ast.expr]) -> bool:
+    if actual is not None:
+        return looks_like_status(actual)
+    return any(looks_like_status(o) for o in operands)
