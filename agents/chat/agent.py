@@ -6,20 +6,30 @@ a call to `transfer_to_<agent>` hands the turn to that agent through `detect_han
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import json
+import threading
+from collections.abc import Sequence
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import SystemMessage
+from langchain_core.runnables import Runnable
+from langgraph.graph import START, StateGraph
+from langgraph.runtime import Runtime
 from pydantic import BaseModel, Field
 
-from agents.chat.prompts import CHAT_SYSTEM, NO_AGENT_MATCHED, NO_MODEL_ANSWER
-from agents.models import message_text
-from graph.registry import AgentRegistry, AgentSpec
-from graph.state import AgentAnswer, MultiAgentState
+from agents.chat.prompts import ASK_AGENT, CHAT_SYSTEM, NO_AGENT_MATCHED, NO_MODEL_ANSWER
+from agents.contract.context import AgentServices, RunContext, services_of
+from agents.contract.messages import last_user_text
+from agents.contract.quality import gated
+from agents.contract.spec import AgentCard, AgentGraph, AgentSpec
+from agents.contract.state import AgentAnswer, AgentInput, AgentOutput, AgentState
+from tools.providers.chat_models import message_text
 
 NAME = "chat"
 TRANSFER_PREFIX = "transfer_to_"
+#: Characters of the user's message repeated in the offline answer's ready-made requests.
+ASK_MESSAGE_CHARS = 200
 
 
 class Transfer(BaseModel):
@@ -28,7 +38,7 @@ class Transfer(BaseModel):
     reason: str = Field(default="", description="Why the other agent should handle this.")
 
 
-def transfer_tools(registry: AgentRegistry) -> list[dict[str, Any]]:
+def transfer_tools(peers: Sequence[AgentCard]) -> list[dict[str, Any]]:
     """One OpenAI-format tool per specialist agent."""
     return [
         {
@@ -39,14 +49,14 @@ def transfer_tools(registry: AgentRegistry) -> list[dict[str, Any]]:
                 "parameters": Transfer.model_json_schema(),
             },
         }
-        for agent in registry
+        for agent in peers
         if agent.name != NAME
     ]
 
 
-def capabilities(registry: AgentRegistry) -> str:
+def capabilities(peers: Sequence[AgentCard]) -> str:
     lines = []
-    for agent in registry:
+    for agent in peers:
         if agent.name == NAME:
             continue
         example = f' For example: "{agent.examples[0]}"' if agent.examples else ""
@@ -54,34 +64,73 @@ def capabilities(registry: AgentRegistry) -> str:
     return "\n".join(lines) or "- (no specialist agents are registered)"
 
 
-def offline_answer(state: MultiAgentState, registry: AgentRegistry, provider: str) -> str:
+def ask_request(agent: str, message: str) -> str:
+    """The exact request that sends ``message`` to ``agent`` (a /chat body, bounded)."""
+    text = " ".join(message.split())
+    if len(text) > ASK_MESSAGE_CHARS:
+        text = text[: ASK_MESSAGE_CHARS - 1].rstrip() + "…"
+    return json.dumps({"message": text or "<your message>", "agent": agent}, ensure_ascii=False)
+
+
+def offline_answer(state: AgentState, peers: Sequence[AgentCard], provider: str) -> str:
+    """What chat says without a model: that it cannot converse, why the message came here,
+    and for every other agent what it does and the exact request that asks it directly,
+    so a message another agent can answer never ends here."""
     route = state.get("route")
-    if route is None or route["method"] == "default":
-        routing = NO_AGENT_MATCHED
-    else:
-        routing = f"Your message was routed to me ({route['reason']})."
+    # the router's reason says why (for the default: the closest data match, if any)
+    routing = f"Your message came to me: {route['reason']}." if route else NO_AGENT_MATCHED
+    message = last_user_text(state.get("messages", []))
+    lines = [
+        ASK_AGENT.format(
+            name=agent.name,
+            description=agent.description,
+            request=ask_request(agent.name, message),
+            example=f'\n  For example: "{agent.examples[0]}"' if agent.examples else "",
+        )
+        for agent in peers
+        if agent.name != NAME
+    ]
     return NO_MODEL_ANSWER.format(
-        provider=provider, routing=routing, capabilities=capabilities(registry)
+        provider=provider,
+        routing=routing,
+        capabilities="\n".join(lines) or "- (no specialist agents are registered)",
     )
 
 
-def make_chat_node(
-    registry: AgentRegistry,
-    llm: Callable[[], BaseChatModel | None],
-    provider: Callable[[], str],
-) -> Callable[[MultiAgentState], Awaitable[dict[str, Any]]]:
-    async def chat(state: MultiAgentState) -> dict[str, Any]:
+class _BoundModels:
+    """The chat model bound to the transfer tools, built once per model (the peers are fixed
+    when the graph is built; binding and the tools' JSON schemas cost milliseconds a turn)."""
+
+    def __init__(self, tools: list[dict[str, Any]]) -> None:
+        self.tools = tools
+        self._model: BaseChatModel | None = None
+        self._bound: Runnable[Any, Any] | None = None
+        self._lock = threading.Lock()
+
+    def get(self, model: BaseChatModel) -> Runnable[Any, Any]:
+        with self._lock:
+            if self._bound is None or self._model is not model:
+                self._model = model
+                self._bound = model.bind_tools(self.tools) if self.tools else model
+            return self._bound
+
+
+def make_chat_node(peers: Sequence[AgentCard]) -> Any:
+    bound_models = _BoundModels(transfer_tools(peers))
+    system = SystemMessage(CHAT_SYSTEM.format(agents=capabilities(peers)))
+
+    async def chat(state: AgentState, runtime: Runtime[RunContext]) -> dict[str, Any]:
         """Answer the conversation (or hand off), with the model or without one."""
-        model = llm()
+        services = services_of(runtime)
+        model = services.llm("chat")
         if model is None:
             answer = AgentAnswer(
-                agent=NAME, answer=offline_answer(state, registry, provider()), method="offline"
+                agent=NAME,
+                answer=offline_answer(state, peers, services.provider),
+                method="offline",
             )
             return {"agent_answers": {NAME: answer}}
-        tools = transfer_tools(registry)
-        bound = model.bind_tools(tools) if tools else model
-        system = SystemMessage(CHAT_SYSTEM.format(agents=capabilities(registry)))
-        reply = await bound.ainvoke([system, *state.get("messages", [])])
+        reply = await bound_models.get(model).ainvoke([system, *state.get("messages", [])])
         for call in getattr(reply, "tool_calls", None) or []:
             if call["name"].startswith(TRANSFER_PREFIX):
                 target = call["name"].removeprefix(TRANSFER_PREFIX)
@@ -97,23 +146,25 @@ def make_chat_node(
                         )
                     }
                 }
-        answer = AgentAnswer(agent=NAME, answer=message_text(reply), method="llm")
+        answer = AgentAnswer(
+            agent=NAME, answer=message_text(reply), method="llm", message_id=reply.id
+        )
         return {"agent_answers": {NAME: answer}}
 
     return chat
 
 
-def chat_agent(registry: AgentRegistry) -> AgentSpec:
-    """The chat agent's registration. It needs the registry to describe the other agents."""
+def build(peers: Sequence[AgentCard], services: AgentServices | None = None) -> AgentGraph:
+    """The chat agent's subgraph: one node. It gets the other agents' cards to describe them
+    and to offer them as transfer tools."""
+    builder = StateGraph(AgentState, input_schema=AgentInput, output_schema=AgentOutput)
+    builder.add_node("chat", gated("chat", make_chat_node(peers)))
+    builder.add_edge(START, "chat")
+    return builder.compile(name=NAME)
 
-    def install(builder: Any, deps: Any) -> None:
-        from graph.quality import gated
 
-        builder.add_node(
-            "chat",
-            gated("chat", make_chat_node(registry, deps.llm, lambda: _provider(deps))),
-        )
-
+def chat_agent() -> AgentSpec:
+    """The chat agent's registration."""
     return AgentSpec(
         name=NAME,
         description="General conversation: greetings, questions about Switchyard itself, and "
@@ -125,13 +176,6 @@ def chat_agent(registry: AgentRegistry) -> AgentSpec:
             "Thanks, that was helpful.",
             "Tell me a joke.",
         ),
-        entry="chat",
-        exit="chat",
-        install=install,
-        nodes=("chat",),
+        build=build,
+        answer_nodes=frozenset({"chat"}),
     )
-
-
-def _provider(deps: Any) -> str:
-    factory = deps.llm_factory
-    return factory.provider if factory is not None else deps.settings.llm_provider

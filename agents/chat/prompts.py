@@ -11,10 +11,16 @@ transfer tool instead of answering:
 NO_MODEL_ANSWER = """No language model is configured (LLM_PROVIDER={provider}), so I cannot hold \
 an open conversation. {routing}
 
-What Switchyard can do without a model:
+These agents work without a model. To have one of them answer your message, send it again with \
+the agent's name in `agent` (POST /chat; `target_agent` in LangGraph Studio), or word it like \
+the agent's example:
 {capabilities}
 
 To chat freely, set OPENAI_API_KEY (or DEEPSEEK_API_KEY, with OPENAI_BASE_URL for another \
 OpenAI-compatible server) or run Ollama, then restart the service."""
 
 NO_AGENT_MATCHED = "Your message did not clearly match any agent."
+
+#: One line per specialist in the offline answer: what it does and the exact request to send.
+ASK_AGENT = """- {name}: {description}
+  Ask it: {request}{example}"""

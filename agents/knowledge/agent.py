@@ -1,23 +1,25 @@
-"""The knowledge agent's registration: its six stage nodes, their quality gates, the loop.
+"""The knowledge agent's registration: its subgraph of six stages behind quality gates.
 
-    route -> evaluate_query -> retrieve -> grade_documents -> generate_answer -> grade_response
+    START -> evaluate_query -> retrieve -> grade_documents -> generate_answer -> grade_response
                                  ^               |                                   |
                                  +- transform_query <- (failed, retries left) -------+
-                                                                  -> detect_handoff
+                                                                                  -> END
 
-The agent leaves through conditional edges (from ``generate_answer`` when response grading is
-off, and from ``grade_response``), so it wires them to ``detect_handoff`` itself and registers
-no ``exit``. The routing functions are in `agents.knowledge.edges`.
+The routing functions are in `agents.knowledge.edges`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from langgraph.graph import StateGraph
+from langgraph.graph import END, START, StateGraph
 
-from agents.knowledge.answering import make_generate_answer, make_grade_response
+from agents.contract.context import AgentServices
+from agents.contract.quality import gated
+from agents.contract.spec import AgentCard, AgentGraph, AgentSpec
+from agents.contract.state import AgentInput, AgentOutput
+from agents.knowledge.answering import generate_answer, grade_response_node
 from agents.knowledge.edges import (
     after_answer,
     after_document_grading,
@@ -25,18 +27,13 @@ from agents.knowledge.edges import (
     after_retrieve,
 )
 from agents.knowledge.nodes import (
-    make_evaluate_query,
-    make_grade_documents,
-    make_retrieve,
-    make_transform_query,
+    evaluate_query_node,
+    grade_documents_node,
+    retrieve,
+    transform_query,
 )
-from agents.knowledge.state import AGENT, STAGES
-from graph.deps import GraphDeps
-from graph.quality import gated
-from graph.registry import HANDOFF, AgentRegistry, AgentSpec
-
-__all__ = ["install", "knowledge_agent"]
-
+from agents.knowledge.probe import knowledge_probe
+from agents.knowledge.state import AGENT, STAGES, KnowledgeOptions, KnowledgeState
 
 # --- quality-gate checks -------------------------------------------------------------------------
 
@@ -93,24 +90,23 @@ def _response_graded(update: Mapping[str, Any]) -> str | None:
 # --- registration --------------------------------------------------------------------------------
 
 
-def install(builder: StateGraph[Any, Any, Any, Any], deps: GraphDeps) -> None:
-    """Add the six stages, each behind the quality gate, and the reflection loop's edges."""
+def build(peers: Sequence[AgentCard] = (), services: AgentServices | None = None) -> AgentGraph:
+    """The agent's subgraph: the six stages, each behind the quality gate, and the loop."""
     nodes = {
-        "evaluate_query": gated("evaluate_query", make_evaluate_query(deps),
+        "evaluate_query": gated("evaluate_query", evaluate_query_node,
                                 check_input=_has_question, check_output=_lambda_in_range),
-        "retrieve": gated("retrieve", make_retrieve(deps),
-                          check_input=_has_query, check_output=_hits_listed),
-        "grade_documents": gated("grade_documents", make_grade_documents(deps),
-                                 check_output=_graded),
-        "transform_query": gated("transform_query", make_transform_query(deps),
+        "retrieve": gated("retrieve", retrieve, check_input=_has_query, check_output=_hits_listed),
+        "grade_documents": gated("grade_documents", grade_documents_node, check_output=_graded),
+        "transform_query": gated("transform_query", transform_query,
                                  check_input=_retry_within_bound, check_output=_new_query),
-        "generate_answer": gated("generate_answer", make_generate_answer(deps),
-                                 check_output=_answered),
-        "grade_response": gated("grade_response", make_grade_response(deps),
+        "generate_answer": gated("generate_answer", generate_answer, check_output=_answered),
+        "grade_response": gated("grade_response", grade_response_node,
                                 check_output=_response_graded),
     }  # fmt: skip
+    builder = StateGraph(KnowledgeState, input_schema=AgentInput, output_schema=AgentOutput)
     for name in STAGES:
         builder.add_node(name, nodes[name])
+    builder.add_edge(START, "evaluate_query")
     builder.add_edge("evaluate_query", "retrieve")
     builder.add_conditional_edges(
         "retrieve", after_retrieve, ["grade_documents", "generate_answer"]
@@ -119,13 +115,14 @@ def install(builder: StateGraph[Any, Any, Any, Any], deps: GraphDeps) -> None:
         "grade_documents", after_document_grading, ["generate_answer", "transform_query"]
     )
     builder.add_edge("transform_query", "retrieve")
-    builder.add_conditional_edges("generate_answer", after_answer, ["grade_response", HANDOFF])
+    builder.add_conditional_edges("generate_answer", after_answer, ["grade_response", END])
     builder.add_conditional_edges(
-        "grade_response", after_response_grading, ["transform_query", HANDOFF]
+        "grade_response", after_response_grading, ["transform_query", END]
     )
+    return builder.compile(name=AGENT)
 
 
-def knowledge_agent(registry: AgentRegistry) -> AgentSpec:
+def knowledge_agent() -> AgentSpec:
     """The knowledge agent's registration."""
     return AgentSpec(
         name=AGENT,
@@ -163,7 +160,8 @@ def knowledge_agent(registry: AgentRegistry) -> AgentSpec:
             "Which document explains how to restore a backup? Cite your sources.",
             "Summarise what the ingested docs say about error E1042.",
         ),
-        entry="evaluate_query",
-        install=install,
-        nodes=STAGES,
+        build=build,
+        answer_nodes=frozenset({"generate_answer"}),
+        options=KnowledgeOptions,
+        probe=knowledge_probe,
     )

@@ -13,26 +13,27 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from typing import Any
 
+from langgraph.runtime import Runtime
+
+from agents.contract.context import RunContext, services_of
+from agents.contract.fallbacks import model_or_offline
+from agents.contract.state import AgentAnswer
 from agents.knowledge import llm
 from agents.knowledge.answer import NO_ANSWER, Citation, ResponseGrade
 from agents.knowledge.common import (
     asked_query,
     citation_data,
-    failure,
     hits_from,
     number_sources,
     sources_listing,
     trace,
 )
-from agents.knowledge.edges import can_retry
-from agents.knowledge.nodes import Node
+from agents.knowledge.edges import retry_blocked
 from agents.knowledge.prompts import EMPTY_KNOWLEDGE_BASE, LOW_CONFIDENCE
-from agents.knowledge.state import AGENT
+from agents.knowledge.state import AGENT, KnowledgeState
 from agents.knowledge.strategies import extractive_answer, grade_response
 from agents.knowledge.text import citations_in
 from agents.knowledge.types import SearchHit
-from graph.deps import GraphDeps
-from graph.state import AgentAnswer, MultiAgentState
 
 log = logging.getLogger(__name__)
 
@@ -127,53 +128,56 @@ def _answer_method(state: Mapping[str, Any]) -> str:
 # --- generate_answer -----------------------------------------------------------------------------
 
 
-def make_generate_answer(deps: GraphDeps) -> Node:
-    async def generate_answer(state: MultiAgentState) -> dict[str, Any]:
-        """Answer from the documents with ``[n]`` citations and a Sources list: the chat model
-        with the numbered sources, or the extractive answer. Says so when the knowledge base
-        is empty instead of guessing."""
-        errors: list[str] = []
-        hits = context_hits(state)
-        citations: list[Citation] = []
-        if (state.get("retrieval") or {}).get("empty_knowledge_base"):
-            text, method, note = EMPTY_KNOWLEDGE_BASE, "none", "the knowledge base is empty"
-        elif not hits:
-            text, method, note = NO_ANSWER, "none", "nothing was retrieved"
-        else:
-            model = deps.llm("chat")
-            text, method = "", "extractive"
-            if model is not None:
-                sources = number_sources(hits)
-                try:
-                    body = await llm.write_answer(model, state["question"], sources)
-                    cited = set(citations_in(body))
-                    citations = [c for c in sources if c.number in cited]
-                    listing = f"\n\n{sources_listing(citations)}" if citations else ""
-                    text, method = body + listing, "llm"
-                except Exception as exc:
-                    log.warning("answer generation failed: %s", exc)
-                    errors.append(failure("generate_answer", exc, "the extractive answer"))
-            if method == "extractive":
-                extracted = extractive_answer(asked_query(state), hits)
-                text, citations = extracted.text, extracted.citations
-            note = f"{len(citations)} source(s) cited from {len(hits)} retrieved chunk(s)"
-        update: dict[str, Any] = {
-            "draft_answer": text,
-            "citations": [citation_data(c) for c in citations],
-            "response_grade": None,  # a retry's new draft is not graded yet
-            "knowledge_trace": [trace("generate_answer", method, note)],
-        }
-        state_after = {**state, **update}
-        state_after["knowledge_trace"] = [*state.get("knowledge_trace", []),
-                                          *update["knowledge_trace"]]  # fmt: skip
-        update["low_confidence"] = low_confidence_reason(state_after) is not None
-        update["agent_answers"] = {AGENT: compose_answer(state_after, method)}
-        update["agent_contexts"] = {AGENT: {"last_sources": [c.title for c in citations]}}
-        if errors:
-            update["errors"] = errors
-        return update
+async def generate_answer(state: KnowledgeState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+    """Answer from the documents with ``[n]`` citations and a Sources list: the chat model
+    with the numbered sources, or the extractive answer. Says so when the knowledge base
+    is empty instead of guessing."""
+    errors: list[str] = []
+    hits = context_hits(state)
+    citations: list[Citation] = []
+    if (state.get("retrieval") or {}).get("empty_knowledge_base"):
+        text, method, note = EMPTY_KNOWLEDGE_BASE, "none", "the knowledge base is empty"
+    elif not hits:
+        text, method, note = NO_ANSWER, "none", "nothing was retrieved"
+    else:
+        model = services_of(runtime).llm("chat")
 
-    return generate_answer
+        async def by_model() -> tuple[str, list[Citation]]:
+            assert model is not None
+            sources = number_sources(hits)
+            body = await llm.write_answer(model, state["question"], sources)
+            cited = set(citations_in(body))
+            chosen = [c for c in sources if c.number in cited]
+            listing = f"\n\n{sources_listing(chosen)}" if chosen else ""
+            return body + listing, chosen
+
+        def offline() -> tuple[str, list[Citation]]:
+            extracted = extractive_answer(asked_query(state), hits)
+            return extracted.text, extracted.citations
+
+        outcome = await model_or_offline(
+            by_model if model is not None else None,
+            offline,
+            stage="generate_answer",
+            fallback="the extractive answer",
+        )
+        (text, citations), errors = outcome.value, outcome.errors
+        method = "llm" if outcome.by_model else "extractive"
+        note = f"{len(citations)} source(s) cited from {len(hits)} retrieved chunk(s)"
+    update: dict[str, Any] = {
+        "draft_answer": text,
+        "citations": [citation_data(c) for c in citations],
+        "response_grade": None,  # a retry's new draft is not graded yet
+        "knowledge_trace": [trace("generate_answer", method, note)],
+    }
+    state_after = {**state, **update}
+    state_after["knowledge_trace"] = state.get("knowledge_trace", []) + update["knowledge_trace"]
+    update["low_confidence"] = low_confidence_reason(state_after) is not None
+    update["agent_answers"] = {AGENT: compose_answer(state_after, method)}
+    update["agent_contexts"] = {AGENT: {"last_sources": [c.title for c in citations]}}
+    if errors:
+        update["errors"] = errors
+    return update
 
 
 # --- grade_response ------------------------------------------------------------------------------
@@ -198,39 +202,43 @@ def _heuristic_grade(question: str, answer: str, sources: Sequence[Citation]) ->
     return grade_response(question, answer, texts)
 
 
-def make_grade_response(deps: GraphDeps) -> Node:
-    async def grade_response_node(state: MultiAgentState) -> dict[str, Any]:
-        """Check the answer against its sources (LLM grade, or query coverage + support of
-        each sentence by its cited source); a failure is retried while retries are left, and
-        marks the answer low-confidence when none are."""
-        question, draft = state["question"], state.get("draft_answer") or ""
-        sources = _sources_by_number(state)
-        model = deps.llm("fast")
-        errors: list[str] = []
-        grade: ResponseGrade | None = None
-        if model is not None and sources:
-            try:
-                grade = await llm.grade_answer(model, question, draft, sources)
-            except Exception as exc:
-                log.warning("answer grading failed: %s", exc)
-                errors.append(failure("grade_response", exc, "the coverage/support heuristic"))
-        if grade is None:
-            grade = _heuristic_grade(asked_query(state), draft, sources)
-        grade_data = asdict(grade)
-        state_after = {**state, "response_grade": grade_data}
-        retrying = not grade.passed and can_retry(state_after)
-        verdict = "passed" if grade.passed else "failed" + (", retrying" if retrying else "")
-        note = f"{verdict} (score {grade.score:.2f}): {'; '.join(grade.reasons)}"
-        entry = trace("grade_response", grade.method, note)
-        state_after["knowledge_trace"] = [*state.get("knowledge_trace", []), entry]
-        update: dict[str, Any] = {
-            "response_grade": grade_data,
-            "low_confidence": not retrying and low_confidence_reason(state_after) is not None,
-            "knowledge_trace": [entry],
-            "agent_answers": {AGENT: compose_answer(state_after, _answer_method(state))},
-        }
-        if errors:
-            update["errors"] = errors
-        return update
+async def grade_response_node(
+    state: KnowledgeState, runtime: Runtime[RunContext]
+) -> dict[str, Any]:
+    """Check the answer against its sources (LLM grade, or query coverage + support of
+    each sentence by its cited source); a failure is retried while retries are left, and
+    marks the answer low-confidence when none are."""
+    question, draft = state["question"], state.get("draft_answer") or ""
+    sources = _sources_by_number(state)
+    model = services_of(runtime).llm("fast")
 
-    return grade_response_node
+    async def by_model() -> ResponseGrade:
+        assert model is not None
+        return await llm.grade_answer(model, question, draft, sources)
+
+    outcome = await model_or_offline(
+        by_model if model is not None and sources else None,
+        lambda: _heuristic_grade(asked_query(state), draft, sources),
+        stage="grade_response",
+        fallback="the coverage/support heuristic",
+    )
+    grade, errors = outcome.value, outcome.errors
+    grade_data = asdict(grade)
+    state_after = {**state, "response_grade": grade_data}
+    blocked = None if grade.passed else retry_blocked(state_after)
+    retrying = not grade.passed and blocked is None
+    verdict = "passed" if grade.passed else "failed" + (", retrying" if retrying else "")
+    note = f"{verdict} (score {grade.score:.2f}): {'; '.join(grade.reasons)}"
+    if blocked:
+        note += f"; no retry: {blocked}"
+    entry = trace("grade_response", grade.method, note)
+    state_after["knowledge_trace"] = [*state.get("knowledge_trace", []), entry]
+    update: dict[str, Any] = {
+        "response_grade": grade_data,
+        "low_confidence": not retrying and low_confidence_reason(state_after) is not None,
+        "knowledge_trace": [entry],
+        "agent_answers": {AGENT: compose_answer(state_after, _answer_method(state))},
+    }
+    if errors:
+        update["errors"] = errors
+    return update

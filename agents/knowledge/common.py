@@ -2,51 +2,56 @@
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from agents.contract.context import AgentServices
 from agents.knowledge.answer import Citation
-from agents.knowledge.state import KnowledgeOptions, TraceEntry
+from agents.knowledge.state import EffectiveOptions, KnowledgeOptions, TraceEntry
+from agents.knowledge.store import KnowledgeStore
 from agents.knowledge.types import SearchHit
-from graph.context import RunContext, knob
 
 if TYPE_CHECKING:
-    from agents.knowledge.store import KnowledgeStore
     from config import Settings
-    from graph.deps import GraphDeps
 
 _HIT_FIELDS = frozenset(f.name for f in dataclasses.fields(SearchHit))
 #: Characters of a cited source returned to API callers (the graph keeps the full chunks).
 SNIPPET_CHARS = 300
 
 
-def resolve_options(settings: Settings, context: RunContext | None) -> KnowledgeOptions:
-    """This turn's switches and bounds: the settings, overridden by the run's context."""
+def _pick(value: Any, setting: Any) -> Any:
+    return setting if value is None else value
 
-    def value(name: str) -> Any:
-        return knob(context, settings, name)
 
-    return KnowledgeOptions(
-        reflection=bool(value("enable_reflection")),
-        document_grading=bool(value("enable_document_grading")),
-        response_grading=bool(value("enable_response_grading")),
-        query_transformation=bool(value("enable_query_transformation")),
-        reranking=bool(value("enable_reranking")),
-        max_iterations=int(value("reflection_max_iterations")),
-        min_relevant_docs=int(value("reflection_min_relevant_docs")),
-        doc_score_threshold=float(value("reflection_doc_score_threshold")),
-        top_k=int(value("retrieval_top_k")),
-        fetch_k=int(value("reranker_fetch_k")),
+def resolve_options(settings: Settings, run: KnowledgeOptions) -> EffectiveOptions:
+    """This turn's switches and bounds: the settings, overridden by the run's options."""
+    return EffectiveOptions(
+        reflection=bool(_pick(run.enable_reflection, settings.enable_reflection)),
+        document_grading=bool(_pick(run.enable_document_grading, settings.enable_document_grading)),
+        response_grading=bool(_pick(run.enable_response_grading, settings.enable_response_grading)),
+        query_transformation=bool(
+            _pick(run.enable_query_transformation, settings.enable_query_transformation)
+        ),
+        reranking=bool(_pick(run.enable_reranking, settings.enable_reranking)),
+        max_iterations=int(
+            _pick(run.reflection_max_iterations, settings.reflection_max_iterations)
+        ),
+        min_relevant_docs=settings.reflection_min_relevant_docs,
+        doc_score_threshold=settings.reflection_doc_score_threshold,
+        top_k=int(_pick(run.retrieval_top_k, settings.retrieval_top_k)),
+        fetch_k=settings.reranker_fetch_k,
     )
 
 
-async def store_for(deps: GraphDeps) -> KnowledgeStore:
-    """The knowledge base (opened in a worker thread the first time, outside the API)."""
-    if deps.knowledge_store is not None:
-        return deps.knowledge_store
-    return await asyncio.to_thread(deps.knowledge)
+async def store_for(services: AgentServices) -> KnowledgeStore:
+    """The process's knowledge base: the one the app opened, else opened here on first use
+    (in a worker thread: opening blocks)."""
+
+    def open_store() -> KnowledgeStore:
+        return KnowledgeStore.open_blocking(services.settings, embeddings=services.embeddings())
+
+    return await services.aresource(KnowledgeStore, open_store)
 
 
 def hits_from(documents: Iterable[Mapping[str, Any]]) -> list[SearchHit]:
@@ -64,11 +69,6 @@ def asked_query(state: Mapping[str, Any]) -> str:
 def trace(stage: str, method: str, note: str) -> TraceEntry:
     """One entry of ``knowledge_trace``."""
     return TraceEntry(stage=stage, method=method, note=note)
-
-
-def failure(stage: str, exc: BaseException, fallback: str) -> str:
-    """The ``errors`` line of a model call that failed and was replaced by a fallback."""
-    return f"{stage}: the language model failed ({type(exc).__name__}: {exc}); used {fallback}"
 
 
 def number_sources(hits: Sequence[SearchHit]) -> list[Citation]:

@@ -24,11 +24,11 @@ from typing import Any
 
 from langchain_core.embeddings import Embeddings
 
-from agents.embeddings import embed_matrix
 from agents.knowledge.chunking import Chunk, chunk_text
 from agents.knowledge.loaders import LoadedDocument
 from agents.knowledge.types import DocumentOutcome
 from tools.lexical import LexicalDoc, LexicalIndex
+from tools.providers.embeddings import embed_matrix
 from tools.vector import VectorIndex
 
 log = logging.getLogger(__name__)

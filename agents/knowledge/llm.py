@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field
 from agents.knowledge import prompts
 from agents.knowledge.answer import Citation, ResponseGrade
 from agents.knowledge.strategies import QueryEvaluation
-from agents.models import message_text
+from tools.providers.chat_models import message_text
 
 #: Most characters of one document shown to a grader or the answer model.
 MAX_SOURCE_CHARS = 4000

@@ -1,10 +1,10 @@
 """The knowledge agent's search stages: ``evaluate_query``, ``retrieve``, ``grade_documents``,
 ``transform_query``.
 
-Each is made by a factory closing over the `GraphDeps` and is a plain async function
-``state (, runtime) -> partial update``. Every judging step uses the model when one is
-configured and the offline strategy otherwise (or when the model call fails, which is recorded in
-``errors``); the method used is in the stage's ``knowledge_trace`` entry.
+Each is a plain async function ``state, runtime -> partial update``; models and the store
+come from the run's services, the switches from its options. Every judging step uses the model
+when one is configured and the offline strategy otherwise (or when the model call fails, which
+is recorded in ``errors``); the method used is in the stage's ``knowledge_trace`` entry.
 """
 
 from __future__ import annotations
@@ -17,18 +17,22 @@ from typing import Any
 
 from langchain_core.messages import AnyMessage, HumanMessage
 from langgraph.runtime import Runtime
-from langgraph.types import Overwrite
 
+from agents.contract.context import RunContext, context_of, services_of
+from agents.contract.fallbacks import ModelDeclined, failure, model_or_offline
+from agents.contract.messages import last_user_text
 from agents.knowledge import llm
 from agents.knowledge.common import (
     asked_query,
-    failure,
     hits_from,
     resolve_options,
     store_for,
     trace,
 )
+from agents.knowledge.edges import retry_blocked
 from agents.knowledge.llm import DocumentRelevance
+from agents.knowledge.state import KnowledgeOptions, KnowledgeState
+from agents.knowledge.store import KnowledgeStore
 from agents.knowledge.strategies import (
     DocumentGrade,
     DocumentGrading,
@@ -40,16 +44,12 @@ from agents.knowledge.strategies import (
     strip_meta,
 )
 from agents.knowledge.types import SearchHit
-from agents.models import message_text
-from graph.context import RunContext
-from graph.deps import GraphDeps
-from graph.nodes import last_user_text
-from graph.state import MultiAgentState
+from tools.providers.chat_models import message_text
 from tools.rerank import RerankerError
 
 log = logging.getLogger(__name__)
 
-Node = Callable[..., Awaitable[dict[str, Any]]]
+Node = Callable[[KnowledgeState, Runtime[RunContext]], Awaitable[dict[str, Any]]]
 
 #: ``lambda_mult`` bounds: neither retrieval leg is switched off on a guess.
 LAMBDA_FLOOR, LAMBDA_CEILING = 0.15, 0.85
@@ -95,112 +95,140 @@ def _grading_data(grading: DocumentGrading, threshold: float, min_relevant: int)
 # --- evaluate_query ----------------------------------------------------------------------------
 
 
-def make_evaluate_query(deps: GraphDeps) -> Node:
-    async def evaluate_query_node(
-        state: MultiAgentState, runtime: Runtime[RunContext]
-    ) -> dict[str, Any]:
-        """Start the turn's retrieval: reset the section, resolve the switches, turn the
-        question into a search query (the model's standalone rewrite, or the question without
-        its words about the knowledge base itself) and weigh the lexical vs semantic legs
-        (``lambda_mult``) by LLM classification or the query's shape."""
-        messages = state.get("messages", [])
-        question = " ".join(last_user_text(messages).split())
-        options = resolve_options(deps.settings, runtime.context)
-        model = deps.llm("fast")
-        errors: list[str] = []
-        standalone: str | None = None
-        evaluation: QueryEvaluation | None = None
-        if model is not None:
-            try:
-                evaluation, standalone = await llm.classify_query(
-                    model, question, _history(messages), floor=LAMBDA_FLOOR, ceiling=LAMBDA_CEILING
-                )
-            except Exception as exc:
-                log.warning("query classification failed: %s", exc)
-                errors.append(failure("evaluate_query", exc, "the query-shape heuristic"))
-        query = standalone or strip_meta(question)
-        if evaluation is None:
-            evaluation = evaluate_query(query, floor=LAMBDA_FLOOR, ceiling=LAMBDA_CEILING)
-        note = f"lambda {evaluation.lambda_mult:.2f} ({evaluation.query_type}): "
-        note += "; ".join(evaluation.reasons)
-        update: dict[str, Any] = {
-            "question": question,
-            "query": query,
-            "query_history": Overwrite([query]),
-            "lambda_mult": evaluation.lambda_mult,
-            "query_evaluation": _evaluation_data(evaluation),
-            "knowledge_options": options,
-            "documents": [],
-            "retrieval": {},
-            "document_grades": None,
-            "iteration_count": 0,
-            "draft_answer": "",
-            "citations": [],
-            "response_grade": None,
-            "low_confidence": False,
-            "knowledge_trace": Overwrite([trace("evaluate_query", evaluation.method, note)]),
-        }
-        if errors:
-            update["errors"] = errors
-        return update
+async def evaluate_query_node(
+    state: KnowledgeState, runtime: Runtime[RunContext]
+) -> dict[str, Any]:
+    """Start the turn's retrieval: resolve the switches, turn the
+    question into a search query (the model's standalone rewrite, or the question without
+    its words about the knowledge base itself) and weigh the lexical vs semantic legs
+    (``lambda_mult``) by LLM classification or the query's shape."""
+    messages = state.get("messages", [])
+    question = " ".join(last_user_text(messages).split())
+    services = services_of(runtime)
+    options = resolve_options(services.settings, context_of(runtime).options(KnowledgeOptions))
+    model = services.llm("fast")
 
-    return evaluate_query_node
+    async def by_model() -> tuple[QueryEvaluation, str]:
+        assert model is not None
+        evaluation, standalone = await llm.classify_query(
+            model, question, _history(messages), floor=LAMBDA_FLOOR, ceiling=LAMBDA_CEILING
+        )
+        return evaluation, standalone or strip_meta(question)
+
+    def offline() -> tuple[QueryEvaluation, str]:
+        query = strip_meta(question)
+        return evaluate_query(query, floor=LAMBDA_FLOOR, ceiling=LAMBDA_CEILING), query
+
+    outcome = await model_or_offline(
+        by_model if model is not None else None,
+        offline,
+        stage="evaluate_query",
+        fallback="the query-shape heuristic",
+    )
+    (evaluation, query), errors = outcome.value, outcome.errors
+    note = f"lambda {evaluation.lambda_mult:.2f} ({evaluation.query_type}): "
+    note += "; ".join(evaluation.reasons)
+    update: dict[str, Any] = {
+        "question": question,
+        "query": query,
+        "query_history": [query],
+        "lambda_mult": evaluation.lambda_mult,
+        "query_evaluation": _evaluation_data(evaluation),
+        "knowledge_options": options,
+        "iteration_count": 0,
+        "knowledge_trace": [trace("evaluate_query", evaluation.method, note)],
+    }
+    if errors:
+        update["errors"] = errors
+    return update
 
 
 # --- retrieve ------------------------------------------------------------------------------------
 
 
-def make_retrieve(deps: GraphDeps) -> Node:
-    async def retrieve(state: MultiAgentState) -> dict[str, Any]:
-        """Hybrid search for the current query: RERANKER_FETCH_K candidates, reranked by the
-        cross-encoder when ENABLE_RERANKING is on, RETRIEVAL_TOP_K kept."""
-        store = await store_for(deps)
-        options = state["knowledge_options"]
-        query = state["query"]
-        lam = float(state.get("lambda_mult", 0.5))
-        fetch_k, top_k = options["fetch_k"], options["top_k"]
-        errors: list[str] = []
-        try:
-            result = await store.search(
-                query, lambda_mult=lam, fetch_k=fetch_k, top_k=top_k, rerank=options["reranking"]
-            )
-        except RerankerError as exc:  # a missing model must not cost the user the answer
-            log.warning("reranking failed: %s", exc)
-            errors.append(f"retrieve: reranking skipped ({exc})")
-            result = await store.search(
-                query, lambda_mult=lam, fetch_k=fetch_k, top_k=top_k, rerank=False
-            )
-        empty = not result.hits and (await store.stats())["documents"] == 0
-        rerank_note = "cross-encoder" if result.reranked else "cross-encoder off"
-        note = (
-            "the knowledge base is empty"
-            if empty
-            else f"{len(result.hits)} hit(s) for {query!r} ({result.ordering} order, {rerank_note})"
+async def retrieve(state: KnowledgeState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+    """Hybrid search for the current query: RERANKER_FETCH_K candidates, reranked by the
+    cross-encoder when ENABLE_RERANKING is on, RETRIEVAL_TOP_K kept."""
+    store = await store_for(services_of(runtime))
+    options = state["knowledge_options"]
+    query = state["query"]
+    lam = float(state.get("lambda_mult", 0.5))
+    fetch_k, top_k = options["fetch_k"], options["top_k"]
+    errors: list[str] = []
+    try:
+        result = await store.search(
+            query, lambda_mult=lam, fetch_k=fetch_k, top_k=top_k, rerank=options["reranking"]
         )
-        update: dict[str, Any] = {
-            "documents": [hit.to_dict() for hit in result.hits],
-            "retrieval": {
-                "query": query,
-                "lambda_mult": result.lambda_mult,
-                "fetch_k": result.fetch_k,
-                "top_k": result.top_k,
-                "ordering": result.ordering,
-                "reranked": result.reranked,
-                "reranking_enabled": options["reranking"],
-                "hits": len(result.hits),
-                "empty_knowledge_base": empty,
-                "timings_ms": result.timings_ms,
-            },
-            "knowledge_trace": [trace("retrieve", result.ordering, note)],
-        }
-        if errors:
-            update["errors"] = errors
-        return update
+    except RerankerError as exc:  # a missing model must not cost the user the answer
+        log.warning("reranking failed: %s", exc)
+        errors.append(f"retrieve: reranking skipped ({exc})")
+        result = await store.search(
+            query, lambda_mult=lam, fetch_k=fetch_k, top_k=top_k, rerank=False
+        )
+    earlier = state.get("retrieval") or {}
+    size = earlier.get("knowledge_base") or await _knowledge_base_size(store)
+    empty = not result.hits and size["documents"] == 0
+    seen = list(earlier.get("seen_chunk_ids") or [])
+    new_chunks = [h.chunk_id for h in result.hits if h.chunk_id not in seen]
+    seen.extend(new_chunks)
+    rerank_note = "cross-encoder" if result.reranked else "cross-encoder off"
+    note = (
+        "the knowledge base is empty"
+        if empty
+        else f"{len(result.hits)} hit(s) for {query!r} ({result.ordering} order, {rerank_note})"
+    )
+    if earlier and not empty:
+        note += f"; {len(new_chunks)} not found before"
+    update: dict[str, Any] = {
+        "documents": [hit.to_dict() for hit in result.hits],
+        "retrieval": {
+            "query": query,
+            "lambda_mult": result.lambda_mult,
+            "fetch_k": result.fetch_k,
+            "top_k": result.top_k,
+            "ordering": result.ordering,
+            "reranked": result.reranked,
+            "reranking_enabled": options["reranking"],
+            "hits": len(result.hits),
+            "empty_knowledge_base": empty,
+            "knowledge_base": size,
+            "documents_retrieved": len({h.document_id for h in result.hits}),
+            "new_chunks": len(new_chunks),
+            "seen_chunk_ids": seen,
+            "timings_ms": result.timings_ms,
+        },
+        "knowledge_trace": [trace("retrieve", result.ordering, note)],
+    }
+    if errors:
+        update["errors"] = errors
+    return update
 
-    return retrieve
+
+async def _knowledge_base_size(store: KnowledgeStore) -> dict[str, int]:
+    """Documents and chunks the search covers (once per turn: what the bar of relevant
+    documents and the retries can count on)."""
+    stats = await store.stats()
+    return {"documents": int(stats["documents"]), "chunks": int(stats["chunks"])}
 
 
 # --- grade_documents -----------------------------------------------------------------------------
+
+
+def relevant_docs_needed(state: KnowledgeState, hits: Sequence[SearchHit]) -> tuple[int, str]:
+    """The bar of relevant documents for this grading, and why it is lower than the setting.
+
+    REFLECTION_MIN_RELEVANT_DOCS is a bar the documents can meet: never more than the
+    knowledge base holds, nor more than the retrieved set holds (when the best ``top_k``
+    chunks come from one document, that document is all a grader can judge)."""
+    setting = state["knowledge_options"]["min_relevant_docs"]
+    retrieved = len({h.document_id for h in hits})
+    stored = int(((state.get("retrieval") or {}).get("knowledge_base") or {}).get("documents", 0))
+    limits = [(retrieved, "the retrieved set holds"), (stored, "the knowledge base holds")]
+    bar, why = setting, ""
+    for available, where in limits:
+        if 0 < available < bar:
+            bar, why = available, f"{where} {available} document(s)"
+    return bar, why
 
 
 async def _grade_with_model(
@@ -239,11 +267,10 @@ async def _grade_with_model(
 
 
 async def rescored(
-    deps: GraphDeps, state: MultiAgentState, hits: list[SearchHit], asked: str
+    store: KnowledgeStore, state: KnowledgeState, hits: list[SearchHit], asked: str
 ) -> list[SearchHit]:
     """`hits` with their ``score`` recomputed against `asked`: a rewritten query (PRF adds the
     top documents' own words) would make its own results look relevant."""
-    store = await store_for(deps)
     reranked = bool((state.get("retrieval") or {}).get("reranked"))
     scores = await store.relevance(
         asked, hits, lambda_mult=float(state.get("lambda_mult", 0.5)), rerank=reranked
@@ -253,42 +280,52 @@ async def rescored(
     return [replace(h, relevance=score) for h, score in zip(hits, scores, strict=True)]
 
 
-def make_grade_documents(deps: GraphDeps) -> Node:
-    async def grade_documents_node(state: MultiAgentState) -> dict[str, Any]:
-        """Judge the retrieved documents against what was asked: pass when at least
-        REFLECTION_MIN_RELEVANT_DOCS are relevant and their mean score >= REFLECTION_DOC_SCORE_
-        THRESHOLD (LLM relevance per document, or the retrieval score threshold)."""
-        options = state["knowledge_options"]
-        threshold, minimum = options["doc_score_threshold"], options["min_relevant_docs"]
-        hits = hits_from(state.get("documents") or [])
-        asked = asked_query(state)
-        model = deps.llm("fast") if hits else None
-        errors: list[str] = []
-        grading: DocumentGrading | None = None
-        if model is not None:
-            grading, errors = await _grade_with_model(model, asked, hits, threshold, minimum)
-        if grading is None:
-            if hits and state["query"] != asked:
-                hits = await rescored(deps, state, hits, asked)
-            grading = grade_documents(hits, threshold=threshold, min_relevant=minimum)
-        verdict = "passed" if grading.passed else "failed"
-        update: dict[str, Any] = {
-            "document_grades": _grading_data(grading, threshold, minimum),
-            "knowledge_trace": [
-                trace("grade_documents", grading.method, f"{verdict}: {grading.reason}")
-            ],
-        }
-        if errors:
-            update["errors"] = errors
-        return update
-
-    return grade_documents_node
+async def grade_documents_node(
+    state: KnowledgeState, runtime: Runtime[RunContext]
+) -> dict[str, Any]:
+    """Judge the retrieved documents against what was asked: pass when at least
+    REFLECTION_MIN_RELEVANT_DOCS are relevant (fewer when the knowledge base or the retrieved
+    set holds fewer documents: `relevant_docs_needed`) and their mean score >=
+    REFLECTION_DOC_SCORE_THRESHOLD (LLM relevance per document, or the retrieval score
+    threshold)."""
+    options = state["knowledge_options"]
+    threshold = options["doc_score_threshold"]
+    hits = hits_from(state.get("documents") or [])
+    minimum, lowered = relevant_docs_needed(state, hits)
+    asked = asked_query(state)
+    services = services_of(runtime)
+    model = services.llm("fast") if hits else None
+    errors: list[str] = []
+    grading: DocumentGrading | None = None
+    if model is not None:
+        grading, errors = await _grade_with_model(model, asked, hits, threshold, minimum)
+    if grading is None:
+        if hits and state["query"] != asked:
+            hits = await rescored(await store_for(services), state, hits, asked)
+        grading = grade_documents(hits, threshold=threshold, min_relevant=minimum)
+    verdict = "passed" if grading.passed else "failed"
+    note = f"{verdict}: {grading.reason}"
+    if lowered:
+        note += f" (REFLECTION_MIN_RELEVANT_DOCS={options['min_relevant_docs']}, but {lowered})"
+    data = _grading_data(grading, threshold, minimum)
+    data["min_relevant_setting"] = options["min_relevant_docs"]
+    if not grading.passed:
+        blocked = retry_blocked({**state, "document_grades": data})
+        if blocked:
+            note += f"; no retry: {blocked}"
+    update: dict[str, Any] = {
+        "document_grades": data,
+        "knowledge_trace": [trace("grade_documents", grading.method, note)],
+    }
+    if errors:
+        update["errors"] = errors
+    return update
 
 
 # --- transform_query -----------------------------------------------------------------------------
 
 
-def failure_reasons(state: MultiAgentState) -> list[str]:
+def failure_reasons(state: KnowledgeState) -> list[str]:
     """Why the current attempt is being retried: the failed document or answer grade."""
     reasons: list[str] = []
     grades = state.get("document_grades")
@@ -300,46 +337,48 @@ def failure_reasons(state: MultiAgentState) -> list[str]:
     return reasons
 
 
-def make_transform_query(deps: GraphDeps) -> Node:
-    async def transform_query(state: MultiAgentState) -> dict[str, Any]:
-        """Rewrite the query for another retrieval (one retry): LLM rewrite from the failure
-        reasons, or pseudo-relevance-feedback expansion from the documents found."""
-        history = list(state.get("query_history") or [state["query"]])
-        hits = hits_from(state.get("documents") or [])
-        reasons = failure_reasons(state)
-        model = deps.llm("fast")
-        errors: list[str] = []
-        new_query: str | None = None
-        method, note = "", ""
-        if model is not None:
-            try:
-                rewrite = await llm.rewrite_query(
-                    model, state["question"], history, reasons, [h.title for h in hits]
-                )
-                if rewrite.query and rewrite.query.lower() not in {q.lower() for q in history}:
-                    new_query, method, note = rewrite.query, "llm", rewrite.reason
-                else:
-                    note = "the model repeated an earlier query; "
-            except Exception as exc:
-                log.warning("query rewrite failed: %s", exc)
-                errors.append(failure("transform_query", exc, "pseudo-relevance feedback"))
-        if new_query is None:
-            store = await store_for(deps)
-            expansion = await asyncio.to_thread(
-                expand_query, state["query"], hits, idf=store.lexical.idf_of
-            )
-            new_query, method = expansion.query, expansion.method
-            added = ", ".join(expansion.added_terms) or "none"
-            note += f"added terms from the top documents: {added}"
-        count = state.get("iteration_count", 0) + 1
-        update: dict[str, Any] = {
-            "query": new_query,
-            "query_history": [new_query],
-            "iteration_count": count,
-            "knowledge_trace": [trace("transform_query", method, f"retry {count}: {note}")],
-        }
-        if errors:
-            update["errors"] = errors
-        return update
+async def transform_query(state: KnowledgeState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+    """Rewrite the query for another retrieval (one retry): LLM rewrite from the failure
+    reasons, or pseudo-relevance-feedback expansion from the documents found."""
+    history = list(state.get("query_history") or [state["query"]])
+    hits = hits_from(state.get("documents") or [])
+    reasons = failure_reasons(state)
+    services = services_of(runtime)
+    model = services.llm("fast")
 
-    return transform_query
+    async def by_model() -> tuple[str, str, str]:
+        assert model is not None
+        rewrite = await llm.rewrite_query(
+            model, state["question"], history, reasons, [h.title for h in hits]
+        )
+        if not rewrite.query or rewrite.query.lower() in {q.lower() for q in history}:
+            raise ModelDeclined("the model repeated an earlier query")
+        return rewrite.query, "llm", rewrite.reason
+
+    async def offline() -> tuple[str, str, str]:
+        store = await store_for(services)
+        expansion = await asyncio.to_thread(
+            expand_query, state["query"], hits, idf=store.lexical.idf_of
+        )
+        added = ", ".join(expansion.added_terms) or "none"
+        return expansion.query, expansion.method, f"added terms from the top documents: {added}"
+
+    outcome = await model_or_offline(
+        by_model if model is not None else None,
+        offline,
+        stage="transform_query",
+        fallback="pseudo-relevance feedback",
+    )
+    (new_query, method, note), errors = outcome.value, outcome.errors
+    if outcome.note:
+        note = f"{outcome.note}; {note}"
+    count = state.get("iteration_count", 0) + 1
+    update: dict[str, Any] = {
+        "query": new_query,
+        "query_history": [new_query],
+        "iteration_count": count,
+        "knowledge_trace": [trace("transform_query", method, f"retry {count}: {note}")],
+    }
+    if errors:
+        update["errors"] = errors
+    return update

@@ -32,11 +32,11 @@ from typing import Any
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
-from agents.embeddings import embed_matrix
 from agents.knowledge.ingest import lexical_text
 from agents.knowledge.types import SearchHit, SearchResult
 from tools.hybrid import check_lambda, weighted_rrf
 from tools.lexical import LexicalHit, LexicalIndex
+from tools.providers.embeddings import embed_matrix
 from tools.rerank import CrossEncoderReranker
 from tools.vector import DenseHit, VectorIndex
 

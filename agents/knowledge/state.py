@@ -1,8 +1,8 @@
-"""The knowledge agent's section of the graph state (its stage nodes fill it in).
+"""The knowledge agent's own state: its subgraph's schema (the root state never holds it).
 
 Every value is plain data (str, numbers, lists, dicts), so the Redis saver checkpoints it as is.
-``evaluate_query``, the agent's first node, resets the whole section at the start of each turn
-(the appending fields with LangGraph's ``Overwrite``, which bypasses their reducer).
+The subgraph starts from a fresh state every turn (it is a node of the root graph), so nothing
+is reset by hand.
 
 The reflection loop reads only counters and verdicts kept here: ``iteration_count`` (retries so
 far, bounded by ``options["max_iterations"]``), ``document_grades["passed"]`` and
@@ -11,7 +11,11 @@ far, bounded by ``options["max_iterations"]``), ``document_grades["passed"]`` an
 
 from __future__ import annotations
 
+import operator
 from typing import Annotated, Any, TypedDict
+
+from agents.contract.context import AgentOptions, override
+from agents.contract.state import AgentState
 
 #: The agent's registry name (routing, ``agent_answers`` key, ``agent_contexts`` domain).
 AGENT = "knowledge"
@@ -26,8 +30,20 @@ STAGES = (
 )
 
 
-class KnowledgeOptions(TypedDict):
-    """The switches and bounds of this turn: settings, overridden by the run's context."""
+class KnowledgeOptions(AgentOptions):
+    """Per-run overrides of the knowledge agent's settings (unset = the setting)."""
+
+    enable_reflection: bool | None = override("enable_reflection")
+    enable_document_grading: bool | None = override("enable_document_grading")
+    enable_response_grading: bool | None = override("enable_response_grading")
+    enable_query_transformation: bool | None = override("enable_query_transformation")
+    enable_reranking: bool | None = override("enable_reranking")
+    reflection_max_iterations: int | None = override("reflection_max_iterations")
+    retrieval_top_k: int | None = override("retrieval_top_k")
+
+
+class EffectiveOptions(TypedDict):
+    """The switches and bounds of this turn: settings, overridden by the run's options."""
 
     reflection: bool
     """ENABLE_REFLECTION: master switch of grading, query rewriting and retries."""
@@ -62,36 +78,23 @@ class TraceEntry(TypedDict):
     """What happened (or why the stage passed through)."""
 
 
-# --- reducers --------------------------------------------------------------------------------
+# --- the state -------------------------------------------------------------------------------
 
 
-def append_queries(left: list[str] | None, right: list[str] | None) -> list[str]:
-    """Append the queries searched for, in order (the original question first)."""
-    return [*(left or []), *(right or [])]
-
-
-def append_trace(left: list[TraceEntry] | None, right: list[TraceEntry] | None) -> list[TraceEntry]:
-    """Append stage runs in order (a retried stage appears once per run)."""
-    return [*(left or []), *(right or [])]
-
-
-# --- the section -----------------------------------------------------------------------------
-
-
-class KnowledgeSection(TypedDict, total=False):
+class KnowledgeState(AgentState, total=False):
     """The knowledge agent's working state within a turn."""
 
     question: str
     """The user's question (the latest human message)."""
     query: str
     """The query searched for now: the question, its standalone form, or a rewrite."""
-    query_history: Annotated[list[str], append_queries]
+    query_history: Annotated[list[str], operator.add]
     """Every query searched for in this turn, in order."""
     lambda_mult: float
     """Hybrid weight from `evaluate_query`: 0 = lexical only, 1 = semantic only."""
     query_evaluation: dict[str, Any]
     """How `lambda_mult` was chosen: method, query type, reasons."""
-    knowledge_options: KnowledgeOptions
+    knowledge_options: EffectiveOptions
     """This turn's switches and bounds (read by the routing functions)."""
     documents: list[dict[str, Any]]
     """The hits of the latest retrieval (`SearchHit.to_dict()`), best first."""
@@ -109,5 +112,5 @@ class KnowledgeSection(TypedDict, total=False):
     """The latest answer grade: passed, score, reasons, method."""
     low_confidence: bool
     """True when the answer was given although the documents or the answer failed grading."""
-    knowledge_trace: Annotated[list[TraceEntry], append_trace]
+    knowledge_trace: Annotated[list[TraceEntry], operator.add]
     """The stages run in this turn, with the method and a note each."""

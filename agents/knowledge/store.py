@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING, Any
 from langchain_core.embeddings import Embeddings
 from qdrant_client import QdrantClient
 
-from agents.embeddings import embedding_dimension, get_embeddings
 from agents.knowledge.ingest import Indexer, lexical_text, reconcile
 from agents.knowledge.loaders import (
     LoadedDocument,
@@ -47,6 +46,7 @@ from agents.knowledge.types import (
     SearchResult,
 )
 from tools.lexical import LexicalIndex
+from tools.providers.embeddings import embedding_dimension, get_embeddings
 from tools.rerank import CrossEncoderReranker, get_reranker
 from tools.vector import VectorIndex, connect_qdrant
 

@@ -5,7 +5,7 @@
 | evaluate_query | `evaluate_query`: query shape -> ``lambda_mult`` (0 lexical .. 1 semantic) |
 | grade_documents | `grade_documents`: score threshold + minimum relevant documents |
 | transform_query | `expand_query`: RM3-style pseudo-relevance feedback from the top documents |
-| generate_answer | `extractive_answer`: best-matching sentences, cited ``[n]``, sources listed |
+| generate_answer | `extractive_answer`: the passages that answer (lists whole), cited ``[n]`` |
 | grade_response | `grade_response`: query coverage + support of each sentence by its sources |
 
 No I/O: every input is passed in (hits are `SearchHit`-like objects with ``document_id``,

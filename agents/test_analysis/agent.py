@@ -1,10 +1,9 @@
-"""The test-analysis agent's registration: its stage nodes, their quality gates, the fan-out.
+"""The test-analysis agent's registration: its subgraph of stages, quality gates, the fan-out.
 
-    route -> plan_analysis -+-> parse_files ----------------+
+    START -> plan_analysis -+-> parse_files ----------------+
                             +-> check_rules ----------------+-> synthesize_findings (deferred)
                             +-> review_with_llm [Send x N] -+        -> enhance_findings
-                            +-> assure_quality (nothing to analyse)   -> assure_quality
-                                                                       -> detect_handoff
+                            +-> assure_quality (nothing to analyse)   -> assure_quality -> END
 
 ``fan_out`` (the routing function after ``plan_analysis``) returns node names for the two
 CPU branches and one ``Send`` per LLM batch; ``synthesize_findings`` is deferred, so it runs
@@ -13,32 +12,31 @@ once, after every branch of the step has written.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, cast
+from collections.abc import Mapping, Sequence
+from typing import Any
 
-from langgraph.graph import StateGraph
+from langgraph.graph import END, START, StateGraph
 from langgraph.types import Send
 
-from agents.test_analysis.cache import ParseCache
-from agents.test_analysis.filework import FileWork
-from agents.test_analysis.planning import make_plan_node, uses_llm, uses_rules
+from agents.contract.context import AgentServices
+from agents.contract.quality import gated
+from agents.contract.spec import AgentCard, AgentGraph, AgentSpec
+from agents.contract.state import AgentAnswer, AgentInput, AgentOutput
+from agents.test_analysis.chat_input import extract_test_files
+from agents.test_analysis.planning import plan_analysis, uses_llm, uses_rules
 from agents.test_analysis.prompts import NO_CODE_ANSWER
-from agents.test_analysis.report import summary_text
 from agents.test_analysis.results import assemble, check
 from agents.test_analysis.review import make_review_node
 from agents.test_analysis.stages import (
-    make_check_rules,
-    make_enhance_findings,
-    make_parse_files,
+    check_rules,
+    enhance_findings,
+    parse_files,
     synthesize_findings,
 )
-from agents.test_analysis.state import AGENT, STAGES, ReviewTask
-from graph.deps import GraphDeps
-from graph.quality import gated
-from graph.registry import AgentRegistry, AgentSpec
-from graph.state import AgentAnswer, MultiAgentState
+from agents.test_analysis.state import AGENT, AnalysisOptions, AnalysisState, ReviewTask
+from tools.test_smells.report import summary_text
 
-__all__ = ["analysis_agent", "assure_quality", "fan_out", "filework_for", "install"]
+__all__ = ["analysis_agent", "assure_quality", "build", "fan_out"]
 
 FAN_OUT_TARGETS = ["parse_files", "check_rules", "review_with_llm", "assure_quality"]
 
@@ -46,7 +44,7 @@ FAN_OUT_TARGETS = ["parse_files", "check_rules", "review_with_llm", "assure_qual
 # --- routing ---------------------------------------------------------------------------------
 
 
-def fan_out(state: MultiAgentState) -> list[str | Send]:
+def fan_out(state: AnalysisState) -> list[str | Send]:
     """After the plan: the CPU branches by name, one ``review_with_llm`` Send per batch; or
     straight to ``assure_quality`` when there is nothing to analyse."""
     plan = state.get("analysis_plan") or {}
@@ -68,7 +66,7 @@ def fan_out(state: MultiAgentState) -> list[str | Send]:
 # --- the last stage --------------------------------------------------------------------------
 
 
-def assure_quality(state: MultiAgentState) -> dict[str, Any]:
+def assure_quality(state: AnalysisState) -> dict[str, Any]:
     """Assemble and check the result; answer the turn with a summary and the result."""
     plan = state.get("analysis_plan") or {}
     if plan.get("status") != "ready":
@@ -140,42 +138,29 @@ def _answered(update: Mapping[str, Any]) -> str | None:
 # --- registration ----------------------------------------------------------------------------
 
 
-def filework_for(deps: GraphDeps) -> FileWork:
-    """The process's parse cache and single-flight parser (shared by every graph compiled
-    from these deps: the API's checkpointed graph and the synchronous endpoint's)."""
-    work = deps.extras.get("analysis_filework")
-    if work is None:
-        s = deps.settings
-        cache = ParseCache(s.analysis_parse_cache_size, s.analysis_parse_cache_ttl_seconds)
-        work = deps.extras["analysis_filework"] = FileWork(cache)
-    return cast(FileWork, work)
-
-
-def install(builder: StateGraph[Any, Any, Any, Any], deps: GraphDeps) -> None:
-    """Add the seven stages and their edges to the builder."""
-    work = filework_for(deps)
+def build(peers: Sequence[AgentCard] = (), services: AgentServices | None = None) -> AgentGraph:
+    """The agent's subgraph: the seven stages, each behind the quality gate, and the fan-out."""
+    builder = StateGraph(AnalysisState, input_schema=AgentInput, output_schema=AgentOutput)
     builder.add_node(
         "plan_analysis",
         gated(
             "plan_analysis",
-            make_plan_node(deps, work),
+            plan_analysis,
             check_input=_request_present,
             check_output=_planned,
         ),
     )
     builder.add_node(
-        "parse_files",
-        gated("parse_files", make_parse_files(work), check_output=_has("analysis_files")),
+        "parse_files", gated("parse_files", parse_files, check_output=_has("analysis_files"))
     )
     builder.add_node(
-        "check_rules",
-        gated("check_rules", make_check_rules(work), check_output=_has("rule_findings")),
+        "check_rules", gated("check_rules", check_rules, check_output=_has("rule_findings"))
     )
     builder.add_node(
         "review_with_llm",
         gated(
             "review_with_llm",
-            make_review_node(deps),
+            make_review_node(),
             check_input=_one_batch,
             check_output=_one_review,
         ),
@@ -188,19 +173,28 @@ def install(builder: StateGraph[Any, Any, Any, Any], deps: GraphDeps) -> None:
     )
     builder.add_node(
         "enhance_findings",
-        gated("enhance_findings", make_enhance_findings(work), check_output=_suggested),
+        gated("enhance_findings", enhance_findings, check_output=_suggested),
     )
     builder.add_node(
         "assure_quality", gated("assure_quality", assure_quality, check_output=_answered)
     )
+    builder.add_edge(START, "plan_analysis")
     builder.add_conditional_edges("plan_analysis", fan_out, FAN_OUT_TARGETS)
     for branch in ("parse_files", "check_rules", "review_with_llm"):
         builder.add_edge(branch, "synthesize_findings")
     builder.add_edge("synthesize_findings", "enhance_findings")
     builder.add_edge("enhance_findings", "assure_quality")
+    builder.add_edge("assure_quality", END)
+    return builder.compile(name=AGENT)
 
 
-def analysis_agent(registry: AgentRegistry) -> AgentSpec:
+async def holds_test_code(message: str, services: AgentServices, owner: str) -> float | None:
+    """The router's data tier: a message that holds test code (fenced or pasted, parseable,
+    with a test in it) is this agent's, whatever its words say."""
+    return 1.0 if extract_test_files(message[:200_000]) else None
+
+
+def analysis_agent() -> AgentSpec:
     """The test-analysis agent's registration."""
     return AgentSpec(
         name=AGENT,
@@ -236,8 +230,7 @@ def analysis_agent(registry: AgentRegistry) -> AgentSpec:
             "Check my test code for missing assertions, sleeps and magic numbers.",
             "Which of these tests are flaky or assertion-free?",
         ),
-        entry="plan_analysis",
-        exit="assure_quality",
-        install=install,
-        nodes=STAGES,
+        build=build,
+        options=AnalysisOptions,
+        probe=holds_test_code,
     )

@@ -4,7 +4,10 @@ A fence's info string may name the file (```` ```python tests/test_cart.py ````)
 blocks become ``test_snippet.py``, ``test_snippet_2.py``, ... (names that match the default
 test-file patterns, so module-level ``test*`` functions count as tests). Raw code is taken
 from its first top-level code line; trailing prose is trimmed until the code parses, and
-code that never parses is kept whole so the analysis reports the syntax error.
+code that never parses is kept whole so the analysis reports the syntax error. Code may also
+start in the middle of a line, after prose ("Review these tests: def test_total(): ..."), as
+the offline help suggests: it is taken from the ``def test``/``class Test`` on, but only when
+what follows parses and defines a test, so prose that merely mentions "def" is not code.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ import ast
 import re
 
 from agents.test_analysis.state import SourceEntry
-from agents.test_analysis.validation import UnsafePathError, normalize_path
+from tools.test_smells.validation import UnsafePathError, normalize_path
 
 __all__ = ["extract_test_files", "looks_like_tests"]
 
@@ -21,6 +24,10 @@ _FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[ \t]*([^\n]*)\n(.*?)^[ \t]*\1[ \t]*$"
 _OPEN_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[ \t]*([^\n]*)\n(.*)\Z", re.M | re.S)
 _CODE_START = re.compile(
     r"^(?:import \w|from [\w.]+ import |@\w|class \w|def \w|async def \w|if __name__)"
+)
+#: A test definition starting mid-line, after prose and a separator (": ", "- ", ...).
+_INLINE_TEST = re.compile(
+    r"(?:^|(?<=[\s:;,.!?]))(?:async\s+)?(?:def\s+test\w*\s*\(|class\s+Test\w*\s*[(:])"
 )
 _TESTISH = re.compile(r"\bdef test|\bclass Test|TestCase\b|\bassert\b|\bpytest\b")
 _PY_LANGS = {"", "python", "py", "python3", "py3", "pytest", "pycon"}
@@ -64,11 +71,52 @@ def _parses(code: str) -> bool:
     return True
 
 
+def _defines_test(code: str) -> bool:
+    """``code`` parses and defines a test whose body does something (prose such as "def
+    test_name(): to define a test" parses too, as a body that is a bare word)."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return False
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith(
+            "test"
+        ):
+            return _does_something(node.body)
+        if isinstance(node, ast.ClassDef) and node.name.startswith("Test"):
+            return True
+    return False
+
+
+def _does_something(body: list[ast.stmt]) -> bool:
+    return any(
+        not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Name | ast.Constant)) for s in body
+    )
+
+
+def _inline_code(text: str) -> str | None:
+    """Code that starts mid-line after prose: from the test definition on, with trailing
+    prose trimmed line by line; None unless it parses and defines a test."""
+    for match in _INLINE_TEST.finditer(text):
+        lines = text[match.start() :].splitlines()
+        for cut in range(min(_MAX_TRIM, len(lines) - 1) + 1):
+            code = "\n".join(lines[: len(lines) - cut]).rstrip() + "\n"
+            if _defines_test(code):
+                return code
+        # one line with prose after the code ("def test_x(): assert f() == 1 thanks!")
+        words = lines[0].split(" ")
+        for cut in range(1, min(_MAX_TRIM, len(words))):
+            code = " ".join(words[: len(words) - cut]).rstrip() + "\n"
+            if _defines_test(code):
+                return code
+    return None
+
+
 def _raw_code(text: str) -> str | None:
     lines = text.splitlines()
     start = next((i for i, line in enumerate(lines) if _CODE_START.match(line)), None)
     if start is None:
-        return None
+        return _inline_code(text)
     block = lines[start:]
     for cut in range(min(_MAX_TRIM, len(block) - 1) + 1):
         candidate = block[: len(block) - cut]

@@ -12,39 +12,38 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any, Literal, cast
 
-from langchain_core.messages import AnyMessage, HumanMessage
 from langgraph.runtime import Runtime
-from langgraph.types import Overwrite
 
+from agents.contract.context import RunContext, context_of, services_of
+from agents.contract.messages import last_human
 from agents.test_analysis.chat_input import extract_test_files
-from agents.test_analysis.filework import FileWork
-from agents.test_analysis.llm import LLMBatch, batch_tests_for_llm, estimate_tokens
-from agents.test_analysis.models import AnalysisConfig
-from agents.test_analysis.parsing import ParsedFile, count_lines
 from agents.test_analysis.prompts import NO_CODE_ANSWER, REVIEW_SYSTEM
 from agents.test_analysis.state import (
     MODES,
     AnalysisMode,
+    AnalysisOptions,
     AnalysisPlan,
     AnalysisRequestData,
+    AnalysisState,
     BatchRef,
     Estimate,
     PlannedFile,
 )
-from agents.test_analysis.validation import AnalysisInputError, content_size
+from agents.test_analysis.work import filework_for
 from config import Settings
-from graph.context import RunContext, knob
-from graph.deps import GraphDeps
-from graph.state import MultiAgentState
+from tools.test_smells.batches import LLMBatch, batch_tests_for_llm, estimate_tokens
+from tools.test_smells.parsing import ParsedFile, count_lines
+from tools.test_smells.schemas import AnalysisConfig
+from tools.test_smells.validation import AnalysisInputError, content_size
 
 __all__ = [
     "AnalysisModeError",
     "base_config",
     "effective_config",
-    "make_plan_node",
+    "plan_analysis",
     "resolve_mode",
     "uses_llm",
     "uses_rules",
@@ -111,24 +110,22 @@ def resolve_mode(
     )
 
 
-def _last_human(messages: list[AnyMessage]) -> HumanMessage | None:
-    return next((m for m in reversed(messages) if isinstance(m, HumanMessage)), None)
-
-
 def current_request(
-    state: MultiAgentState, context: RunContext | None, settings: Settings
+    state: AnalysisState, options: AnalysisOptions, settings: Settings
 ) -> AnalysisRequestData:
-    """This turn's request: the API's (it names the turn's message), else from the message."""
-    human = _last_human(state.get("messages") or [])
-    request = state.get("analysis_request")
-    if request and human is not None and request.get("message_id") == human.id:
-        return request
+    """This turn's request: the API's (the turn's ``agent_input``), else from the message."""
+    given = state.get("agent_input")
+    if given and given.get("files") is not None:
+        return AnalysisRequestData(**{**given, "source": "api"})  # type: ignore[typeddict-item]
+    human = last_human(state.get("messages") or [])
     text = human.content if human is not None and isinstance(human.content, str) else ""
+    mode = options.analysis_default_mode or settings.analysis_default_mode
+    allow = options.analysis_allow_downgrade
     return AnalysisRequestData(
         files=extract_test_files(text),
-        mode=knob(context, settings, "analysis_default_mode"),
+        mode=mode,
         config={},
-        allow_downgrade=knob(context, settings, "analysis_allow_downgrade"),
+        allow_downgrade=settings.analysis_allow_downgrade if allow is None else allow,
         message_id=human.id if human is not None else None,
         source="chat",
     )
@@ -147,20 +144,6 @@ def _estimate(settings: Settings, lines: int, batches: list[LLMBatch]) -> Estima
         # the LLM branch runs beside parsing and rules: the slower one sets the time
         seconds=round(max(parse_s, llm_s), 3),
     )
-
-
-def _reset() -> dict[str, Any]:
-    """Every field of the section a previous analysis in this thread may have left."""
-    return {
-        "llm_batches": None,
-        "analysis_files": None,
-        "rule_findings": None,
-        "llm_reviews": Overwrite({}),
-        "analysis_findings": None,
-        "analysis_summary": None,
-        "analysis_result": None,
-        "analysis_stages": Overwrite(["plan_analysis"]),
-    }
 
 
 def _unplanned(
@@ -185,86 +168,83 @@ def _unplanned(
         cache_hits=0,
         started_at=started,
     )
-    return {**_reset(), "analysis_plan": plan, "analysis_request": request}
+    return {
+        "analysis_plan": plan,
+        "analysis_request": request,
+        "analysis_stages": ["plan_analysis"],
+    }
 
 
-def make_plan_node(
-    deps: GraphDeps, filework: FileWork
-) -> Callable[[MultiAgentState, Runtime[RunContext]], dict[str, Any]]:
-    settings = deps.settings
-
-    def plan_analysis(state: MultiAgentState, runtime: Runtime[RunContext]) -> dict[str, Any]:
-        """Choose the mode's branches, size every file, cut the LLM batches, estimate."""
-        started = time.time()
-        request = current_request(state, runtime.context, settings)
-        source = request.get("source", "api")
-        requested = request.get("mode") or settings.analysis_default_mode
-        if not request.get("files"):
-            return _unplanned(request, "empty", NO_CODE_ANSWER, requested, started)
-        allow = request.get("allow_downgrade")
-        if allow is None:
-            allow = settings.analysis_allow_downgrade
-        has_model = deps.llm(settings.analysis_llm_role) is not None
-        try:
-            mode, warnings = resolve_mode(requested, has_model=has_model, allow_downgrade=allow)
-        except AnalysisModeError as exc:
-            if source == "api":
-                raise  # the API validated this already; a model that vanished since is an error
-            return _unplanned(request, "rejected", exc.message, requested, started)
-        config = effective_config(settings, request.get("config"))
-        patterns = config.test_file_patterns
-        files: list[PlannedFile] = []
-        parsed: list[ParsedFile] = []
-        lines = 0
-        for entry in request["files"]:
-            path, text = entry["path"], entry.get("content") or ""
-            if entry.get("decode_error"):
-                files.append(
-                    PlannedFile(path=path, bytes=0, lines=0, cached=False, decode_error=True)
-                )
-                continue
-            cached = filework.is_cached(path, text, patterns)
-            n = count_lines(text)
-            lines += n
-            files.append(
-                PlannedFile(
-                    path=path, bytes=content_size(text), lines=n, cached=cached, decode_error=False
-                )
+def plan_analysis(state: AnalysisState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+    """Choose the mode's branches, size every file, cut the LLM batches, estimate."""
+    started = time.time()
+    services = services_of(runtime)
+    settings = services.settings
+    filework = filework_for(services)
+    options = context_of(runtime).options(AnalysisOptions)
+    request = current_request(state, options, settings)
+    source = request.get("source", "api")
+    requested = request.get("mode") or settings.analysis_default_mode
+    if not request.get("files"):
+        return _unplanned(request, "empty", NO_CODE_ANSWER, requested, started)
+    allow = request.get("allow_downgrade")
+    if allow is None:
+        allow = settings.analysis_allow_downgrade
+    has_model = services.llm(settings.analysis_llm_role) is not None
+    try:
+        mode, warnings = resolve_mode(requested, has_model=has_model, allow_downgrade=allow)
+    except AnalysisModeError as exc:
+        if source == "api":
+            raise  # the API validated this already; a model that vanished since is an error
+        return _unplanned(request, "rejected", exc.message, requested, started)
+    config = effective_config(settings, request.get("config"))
+    patterns = config.test_file_patterns
+    files: list[PlannedFile] = []
+    parsed: list[ParsedFile] = []
+    lines = 0
+    for entry in request["files"]:
+        path, text = entry["path"], entry.get("content") or ""
+        if entry.get("decode_error"):
+            files.append(PlannedFile(path=path, bytes=0, lines=0, cached=False, decode_error=True))
+            continue
+        cached = filework.is_cached(path, text, patterns)
+        n = count_lines(text)
+        lines += n
+        files.append(
+            PlannedFile(
+                path=path, bytes=content_size(text), lines=n, cached=cached, decode_error=False
             )
-            if uses_llm(mode):
-                rules = config if uses_rules(mode) else None
-                parsed.append(filework.parsed(path, text, patterns=patterns, rules=rules))
-        batches = batch_tests_for_llm(parsed, config.llm_batch_size) if parsed else []
-        plan = AnalysisPlan(
-            status="ready",
-            problem=None,
-            source=source,
-            mode=mode,
-            requested_mode=cast(AnalysisMode, requested),
-            warnings=warnings,
-            config=config.model_dump(mode="json"),
-            files=files,
-            tests=sum(len(p.tests) for p in parsed) if uses_llm(mode) else None,
-            batches=[
-                BatchRef(
-                    batch_id=b.batch_id,
-                    index=b.index,
-                    tests=[f"{u.file}::{u.qualname}" for u in b.tests],
-                    estimated_tokens=b.estimated_tokens,
-                )
-                for b in batches
-            ],
-            estimate=_estimate(settings, lines, batches),
-            cache_hits=sum(1 for f in files if f["cached"]),
-            started_at=started,
         )
-        update = {
-            **_reset(),
-            "analysis_plan": plan,
-            "llm_batches": [b.model_dump() for b in batches] or None,
-        }
-        if source == "chat":
-            update["analysis_request"] = request
-        return update
-
-    return plan_analysis
+        if uses_llm(mode):
+            rules = config if uses_rules(mode) else None
+            parsed.append(filework.parsed(path, text, patterns=patterns, rules=rules))
+    batches = batch_tests_for_llm(parsed, config.llm_batch_size) if parsed else []
+    plan = AnalysisPlan(
+        status="ready",
+        problem=None,
+        source=source,
+        mode=mode,
+        requested_mode=cast(AnalysisMode, requested),
+        warnings=warnings,
+        config=config.model_dump(mode="json"),
+        files=files,
+        tests=sum(len(p.tests) for p in parsed) if uses_llm(mode) else None,
+        batches=[
+            BatchRef(
+                batch_id=b.batch_id,
+                index=b.index,
+                tests=[f"{u.file}::{u.qualname}" for u in b.tests],
+                estimated_tokens=b.estimated_tokens,
+            )
+            for b in batches
+        ],
+        estimate=_estimate(settings, lines, batches),
+        cache_hits=sum(1 for f in files if f["cached"]),
+        started_at=started,
+    )
+    return {
+        "analysis_plan": plan,
+        "analysis_request": request,
+        "analysis_stages": ["plan_analysis"],
+        "llm_batches": [b.model_dump() for b in batches] or None,
+    }

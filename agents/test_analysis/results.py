@@ -14,10 +14,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
-from agents.test_analysis.models import FileReport, Issue, Metrics, Summary
 from agents.test_analysis.planning import uses_llm, uses_rules
-from agents.test_analysis.state import STAGES
-from graph.state import MultiAgentState
+from agents.test_analysis.state import STAGES, AnalysisState
+from tools.test_smells.schemas import FileReport, Issue, Metrics, Summary
 
 __all__ = ["AnalysisResponse", "QualityReport", "ResultMetrics", "assemble", "check"]
 
@@ -73,7 +72,7 @@ def _ran(mode: str) -> list[str]:
     return [s for s in STAGES if s in wanted]
 
 
-def assemble(state: MultiAgentState) -> dict[str, Any]:
+def assemble(state: AnalysisState) -> dict[str, Any]:
     """The result dict from the state (``quality`` still to be filled by :func:`check`)."""
     plan = state.get("analysis_plan") or {}
     findings = state.get("analysis_findings") or []
@@ -104,7 +103,7 @@ def assemble(state: MultiAgentState) -> dict[str, Any]:
     }
 
 
-def check(state: MultiAgentState, result: dict[str, Any]) -> QualityReport:
+def check(state: AnalysisState, result: dict[str, Any]) -> QualityReport:
     """Run the checks over ``result`` (built by :func:`assemble` from ``state``)."""
     plan = state.get("analysis_plan") or {}
     problems: list[str] = []

@@ -20,24 +20,24 @@ recorded as ``malformed`` (no findings) rather than failing the analysis. Provid
 from __future__ import annotations
 
 import threading
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import Runnable
+from langgraph.runtime import Runtime
 
-from agents.models import message_text
-from agents.test_analysis.llm import (
+from agents.contract.context import RunContext, services_of
+from agents.test_analysis.prompts import REVIEW_RETRY, REVIEW_SYSTEM, REVIEW_USER
+from agents.test_analysis.state import BatchReview, ReviewTask
+from tools.providers.chat_models import message_text
+from tools.test_smells.batches import (
     LLMBatch,
     MalformedLLMOutput,
     parse_llm_json,
     review_json_schema,
     validate_llm_review,
 )
-from agents.test_analysis.prompts import REVIEW_RETRY, REVIEW_SYSTEM, REVIEW_USER
-from agents.test_analysis.state import BatchReview, ReviewTask
-from graph.deps import GraphDeps
 
 __all__ = [
     "REVIEW_TOOL",
@@ -136,14 +136,14 @@ class _Reviewers:
             return self._runnable
 
 
-def make_review_node(deps: GraphDeps) -> Callable[[ReviewTask], Awaitable[dict[str, Any]]]:
-    role = deps.settings.analysis_llm_role
+def make_review_node() -> Any:
     reviewers = _Reviewers()
 
-    async def review_with_llm(task: ReviewTask) -> dict[str, Any]:
+    async def review_with_llm(task: ReviewTask, runtime: Runtime[RunContext]) -> dict[str, Any]:
         """Review one batch of tests with the LLM; keep findings above the confidence bar."""
         batch = LLMBatch.model_validate(task["batch"])
-        model = deps.llm(role)
+        services = services_of(runtime)
+        model = services.llm(services.settings.analysis_llm_role)
         if model is None:
             raise LLMUnavailableError(
                 "this analysis planned LLM batches but no chat model is configured now; "
@@ -176,6 +176,8 @@ def make_review_node(deps: GraphDeps) -> Callable[[ReviewTask], Awaitable[dict[s
                     dropped=len(checked.dropped),
                     findings=[f.model_dump(mode="json") for f in checked.findings],
                 )
+        # Progress for background runs: a batch id, so a resumed run never counts one twice.
+        runtime.stream_writer({"analysis": "batch", "batch_id": batch.batch_id})
         return {"llm_reviews": {batch.batch_id: review}, "analysis_stages": ["review_with_llm"]}
 
     return review_with_llm

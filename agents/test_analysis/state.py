@@ -1,19 +1,22 @@
-"""The test-analysis agent's section of the graph state (its stage nodes fill it in).
+"""The test-analysis agent's own state: its subgraph's schema (the root state never holds it).
 
 Every value is plain data (dicts, lists, str, numbers): the Redis saver checkpoints it after
 every step, and pydantic objects would need the serializer's allowlist on every load. Parsed
 files and ASTs never enter the state; they live in the per-process parse cache
-(:mod:`agents.test_analysis.filework`), keyed by path + content, so a resumed run in another
+(:mod:`tools.test_smells.filework`), keyed by path + content, so a resumed run in another
 process simply parses again.
 
-Lifecycle: the API (or ``plan_analysis``, for a chat message) sets ``analysis_request``;
-``plan_analysis`` resets every other field of the section, so a thread that runs several
-analyses (a chat session) never mixes two of them.
+Lifecycle: ``plan_analysis`` sets ``analysis_request`` from the turn's ``agent_input`` (the
+API's validated request) or from the chat message; the subgraph starts from a fresh state every
+turn, so a thread that runs several analyses (a chat session) never mixes two of them.
 """
 
 from __future__ import annotations
 
 from typing import Annotated, Any, Literal, TypedDict
+
+from agents.contract.context import AgentOptions, override
+from agents.contract.state import AgentState
 
 AnalysisMode = Literal["rules-only", "llm-only", "hybrid"]
 MODES: tuple[AnalysisMode, ...] = ("rules-only", "llm-only", "hybrid")
@@ -134,11 +137,18 @@ def add_stages(left: list[str] | None, right: list[str] | None) -> list[str]:
 # --- the section -----------------------------------------------------------------------------
 
 
-class AnalysisSection(TypedDict, total=False):
+class AnalysisOptions(AgentOptions):
+    """Per-run overrides of the test-analysis agent's settings (unset = the setting)."""
+
+    analysis_default_mode: AnalysisMode | None = override("analysis_default_mode")
+    analysis_allow_downgrade: bool | None = override("analysis_allow_downgrade")
+
+
+class AnalysisState(AgentState, total=False):
     """The test-analysis agent's working state within a run."""
 
     analysis_request: AnalysisRequestData | None
-    """The files, mode and config to analyse (set by the API or from a chat message)."""
+    """The files, mode and config to analyse (the API's request or from a chat message)."""
     analysis_plan: AnalysisPlan | None
     """What `plan_analysis` decided: mode, files, LLM batches, estimates."""
     llm_batches: list[dict[str, Any]] | None
