@@ -8,7 +8,9 @@ not here.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
+from datetime import date
 from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -43,6 +45,8 @@ class Settings(BaseSettings):
         extra="ignore",
         case_sensitive=False,
         validate_default=True,
+        # `FOO=` (e.g. docker compose's `${FOO:-}`) means unset: the default applies.
+        env_ignore_empty=True,
     )
 
     # --- LLM -------------------------------------------------------------------------------
@@ -119,6 +123,7 @@ class Settings(BaseSettings):
     llm_rate_limit_per_minute: int = Field(
         100,
         ge=1,
+        le=1_000_000,
         description="Client-side LLM request rate limit (token bucket, per process).",
         json_schema_extra=_group("llm"),
     )
@@ -132,6 +137,7 @@ class Settings(BaseSettings):
     llm_cache_ttl_seconds: int = Field(
         3600,
         ge=0,
+        le=30 * 24 * 3600,
         description="TTL of the Redis LLM response cache; 0 disables the cache.",
         json_schema_extra=_group("llm"),
     )
@@ -178,6 +184,7 @@ class Settings(BaseSettings):
     checkpoint_ttl_minutes: int | None = Field(
         None,
         ge=1,
+        le=366 * 24 * 60,
         description="TTL of every checkpoint key of a thread; unset = keep forever.",
         json_schema_extra=_group("storage"),
     )
@@ -233,10 +240,12 @@ class Settings(BaseSettings):
         2, ge=0, le=10, description="Max retrieval retries.", json_schema_extra=_group("retrieval")
     )
     reflection_min_relevant_docs: int = Field(
-        2,
+        1,
         ge=0,
         le=100,
-        description="Relevant documents needed to pass grading.",
+        description="Relevant documents needed to pass grading (never more than the knowledge "
+        "base or the retrieved set holds); raise it to ask for corroboration by several "
+        "documents.",
         json_schema_extra=_group("retrieval"),
     )
     reflection_doc_score_threshold: float = Field(
@@ -294,6 +303,7 @@ class Settings(BaseSettings):
     max_document_bytes: int = Field(
         20 * 1024 * 1024,
         ge=1,
+        le=1 << 30,
         description="Largest file accepted for ingestion.",
         json_schema_extra=_group("retrieval"),
     )
@@ -356,6 +366,24 @@ class Settings(BaseSettings):
         description="Routing: lead the best agent needs over the next by similarity.",
         json_schema_extra=_group("routing"),
     )
+    route_data_threshold: float = Field(
+        0.47,
+        ge=0.0,
+        le=1.0,
+        description="Routing: least data-probe score (for the knowledge agent: the best hit's "
+        "relevance to the message) that sends a message to the agent whose data matches; "
+        "calibrated on the calibration split of `python -m bench.routing` for "
+        "all-MiniLM-L6-v2.",
+        json_schema_extra=_group("routing"),
+    )
+    route_data_timeout_seconds: float = Field(
+        1.0,
+        ge=0.05,
+        le=30.0,
+        description="Routing: how long the data probes of one message may take; a probe that "
+        "takes longer is ignored (the next routing method decides).",
+        json_schema_extra=_group("routing"),
+    )
 
     # --- Test analysis -----------------------------------------------------------------------
     analysis_default_mode: Literal["rules-only", "llm-only", "hybrid"] = Field(
@@ -399,24 +427,28 @@ class Settings(BaseSettings):
     analysis_llm_output_tokens_per_call: int = Field(
         300,
         ge=1,
+        le=100_000,
         description="Planning estimate: tokens one review answer takes.",
         json_schema_extra=_group("analysis"),
     )
     analysis_rules_lines_per_second: int = Field(
         50_000,
         ge=1,
+        le=10_000_000,
         description="Planning estimate: lines per second of parsing + rules.",
         json_schema_extra=_group("analysis"),
     )
     analysis_verbose_test_max_statements: int = Field(
         30,
         ge=1,
+        le=10_000,
         description="verbose-test fires above this many statements in a test body.",
         json_schema_extra=_group("analysis"),
     )
     analysis_obscure_setup_max_locals: int = Field(
         10,
         ge=1,
+        le=10_000,
         description="obscure-setup fires above this many distinct local variables in a test.",
         json_schema_extra=_group("analysis"),
     )
@@ -431,79 +463,548 @@ class Settings(BaseSettings):
     analysis_max_findings: int = Field(
         10_000,
         ge=1,
+        le=1_000_000,
         description="Findings kept per analysis (highest severity and confidence first).",
         json_schema_extra=_group("analysis"),
     )
     analysis_parse_cache_size: int = Field(
         1000,
         ge=1,
+        le=1_000_000,
         description="Parsed files kept in the per-process parse cache (LRU).",
         json_schema_extra=_group("analysis"),
     )
     analysis_parse_cache_ttl_seconds: float = Field(
         300.0,
         gt=0,
+        le=7 * 24 * 3600,
         description="How long a parsed file stays in the parse cache.",
         json_schema_extra=_group("analysis"),
     )
     analysis_sync_timeout_seconds: float = Field(
         300.0,
         gt=0,
+        le=3600,
         description="POST /api/v1/analyze gives up (504) after this long; longer analyses "
         "belong in POST /analyses.",
         json_schema_extra=_group("analysis"),
     )
-    analysis_worker_enabled: bool = Field(
+    run_worker_enabled: bool = Field(
         True,
-        description="Run a background-analysis worker in this API process.",
-        json_schema_extra=_group("analysis"),
+        validation_alias=AliasChoices(
+            "RUN_WORKER_ENABLED",
+            "ANALYSIS_WORKER_ENABLED",
+            "run_worker_enabled",
+            "analysis_worker_enabled",
+        ),
+        description="Run a background-run worker in this API process. Each RUN_* setting also "
+        "accepts its former name ANALYSIS_*.",
+        json_schema_extra=_group("runs"),
     )
-    analysis_worker_concurrency: int = Field(
+    run_worker_concurrency: int = Field(
         2,
+        validation_alias=AliasChoices(
+            "RUN_WORKER_CONCURRENCY",
+            "ANALYSIS_WORKER_CONCURRENCY",
+            "run_worker_concurrency",
+            "analysis_worker_concurrency",
+        ),
         ge=1,
         le=100,
-        description="Background analyses one process runs at the same time.",
-        json_schema_extra=_group("analysis"),
+        description="Background runs (analyses, any agent) one process runs at the same time.",
+        json_schema_extra=_group("runs"),
     )
-    analysis_claim_timeout_seconds: float = Field(
+    run_claim_timeout_seconds: float = Field(
         60.0,
+        validation_alias=AliasChoices(
+            "RUN_CLAIM_TIMEOUT_SECONDS",
+            "ANALYSIS_CLAIM_TIMEOUT_SECONDS",
+            "run_claim_timeout_seconds",
+            "analysis_claim_timeout_seconds",
+        ),
         gt=0,
-        description="A queued analysis whose worker has not refreshed its claim for this long "
+        le=3600,
+        description="A background run whose worker has not refreshed its claim for this long "
         "is taken over by another worker (it resumes from its last checkpoint).",
-        json_schema_extra=_group("analysis"),
+        json_schema_extra=_group("runs"),
     )
-    analysis_heartbeat_seconds: float = Field(
+    run_heartbeat_seconds: float = Field(
         10.0,
+        validation_alias=AliasChoices(
+            "RUN_HEARTBEAT_SECONDS",
+            "ANALYSIS_HEARTBEAT_SECONDS",
+            "run_heartbeat_seconds",
+            "analysis_heartbeat_seconds",
+        ),
         gt=0,
+        le=600,
         description="How often a worker refreshes its claims and checks for cancellation; "
-        "must be well below ANALYSIS_CLAIM_TIMEOUT_SECONDS.",
-        json_schema_extra=_group("analysis"),
+        "must be well below RUN_CLAIM_TIMEOUT_SECONDS.",
+        json_schema_extra=_group("runs"),
     )
-    analysis_max_deliveries: int = Field(
+    run_max_deliveries: int = Field(
         5,
+        validation_alias=AliasChoices(
+            "RUN_MAX_DELIVERIES",
+            "ANALYSIS_MAX_DELIVERIES",
+            "run_max_deliveries",
+            "analysis_max_deliveries",
+        ),
         ge=1,
         le=100,
-        description="An analysis taken over this many times (its workers kept dying) is marked "
-        "failed instead of being run again.",
-        json_schema_extra=_group("analysis"),
+        description="A background run taken over this many times (its workers kept dying) is "
+        "marked failed instead of being run again.",
+        json_schema_extra=_group("runs"),
     )
-    analysis_record_ttl_seconds: int = Field(
+    run_record_ttl_seconds: int = Field(
         7 * 24 * 3600,
+        validation_alias=AliasChoices(
+            "RUN_RECORD_TTL_SECONDS",
+            "ANALYSIS_RECORD_TTL_SECONDS",
+            "run_record_ttl_seconds",
+            "analysis_record_ttl_seconds",
+        ),
         ge=60,
-        description="How long a finished analysis's status, result and events are kept.",
-        json_schema_extra=_group("analysis"),
+        le=366 * 24 * 3600,
+        description="How long a finished background run's status, result and events are kept.",
+        json_schema_extra=_group("runs"),
     )
 
-    @field_validator("analysis_heartbeat_seconds")
+    run_timeout_seconds: float = Field(
+        86_400.0,
+        gt=0,
+        le=7 * 24 * 3600,
+        description="A background run still running after this long is stopped; its status "
+        "becomes timeout (Agent Server API) / failed.",
+        json_schema_extra=_group("runs"),
+    )
+    webhook_timeout_seconds: float = Field(
+        10.0,
+        gt=0,
+        le=120,
+        description="Each attempt to deliver a run's webhook gives up after this long.",
+        json_schema_extra=_group("runs"),
+    )
+    webhook_attempts: int = Field(
+        3,
+        ge=1,
+        le=10,
+        description="Attempts to deliver a run's webhook (on connection errors and 5xx).",
+        json_schema_extra=_group("runs"),
+    )
+    webhook_allowed_hosts: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="Comma-separated webhook hosts allowed although they resolve to private "
+        "or loopback addresses (e.g. 127.0.0.1); by default webhooks go to public addresses "
+        "only.",
+        json_schema_extra=_group("runs"),
+    )
+
+    @field_validator("run_heartbeat_seconds")
     @classmethod
     def _heartbeat_below_claim(cls, value: float, info: Any) -> float:
-        claim = info.data.get("analysis_claim_timeout_seconds")
+        claim = info.data.get("run_claim_timeout_seconds")
         if claim is not None and value * 2 > claim:
             raise ValueError(
-                f"must be at most half of ANALYSIS_CLAIM_TIMEOUT_SECONDS ({claim}), or live "
-                "workers lose their analyses to others"
+                f"must be at most half of RUN_CLAIM_TIMEOUT_SECONDS ({claim}), or live "
+                "workers lose their runs to others"
             )
         return value
+
+    # --- Personal agents (tasks, meals, events) ---------------------------------------------
+    personal_timezone: str = Field(
+        "UTC",
+        description="Default IANA time zone of the personal agents (e.g. Europe/Berlin): "
+        "natural-language dates are read in it; a request may name another.",
+        json_schema_extra=_group("personal"),
+    )
+    personal_vector_backend: Literal["auto", "qdrant", "pgvector"] = Field(
+        "auto",
+        description="Where tasks/meals/events are indexed for semantic search: auto (Qdrant "
+        "when QDRANT_URL is set, else pgvector in the Postgres), qdrant or pgvector.",
+        json_schema_extra=_group("personal"),
+    )
+    personal_qdrant_collection: str = Field(
+        "personal_items",
+        pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$",
+        description="Qdrant collection of the personal items' vectors.",
+        json_schema_extra=_group("personal"),
+    )
+    personal_page_size: int = Field(
+        20,
+        ge=1,
+        le=1000,
+        description="Rows per page of a task/meal/event list when the caller names none.",
+        json_schema_extra=_group("personal"),
+    )
+    personal_max_page_size: int = Field(
+        100,
+        ge=1,
+        le=1000,
+        description="Largest page a caller may ask for; must be at least PERSONAL_PAGE_SIZE.",
+        json_schema_extra=_group("personal"),
+    )
+    personal_search_limit: int = Field(
+        10,
+        ge=1,
+        le=100,
+        description="Most results of a semantic or hybrid search.",
+        json_schema_extra=_group("personal"),
+    )
+    personal_hybrid_candidates: int = Field(
+        500,
+        ge=10,
+        le=10_000,
+        description="Hybrid search: most rows the structured filter hands to semantic ranking.",
+        json_schema_extra=_group("personal"),
+    )
+    personal_event_minutes: int = Field(
+        60,
+        ge=5,
+        le=1440,
+        description="Length of an event created without an end time (minutes).",
+        json_schema_extra=_group("personal"),
+    )
+    personal_default_hour: int = Field(
+        9,
+        ge=0,
+        le=23,
+        description="Hour given to a task due on a day with no time ('next Friday').",
+        json_schema_extra=_group("personal"),
+    )
+    personal_max_steps: int = Field(
+        12,
+        ge=2,
+        le=100,
+        description="Most model/tool steps of one personal-agent turn (the ReAct loop's bound).",
+        json_schema_extra=_group("personal"),
+    )
+    personal_webhook_urls: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        max_length=10,
+        description="Comma-separated http(s) URLs (e.g. n8n Webhook nodes) that receive the "
+        "personal agents' events (reminder due, event created, daily summary); empty = off.",
+        json_schema_extra=_group("personal"),
+    )
+    personal_webhook_secret: SecretStr | None = Field(
+        None,
+        description="Key of the HMAC-SHA256 signature sent in X-Switchyard-Signature; "
+        "unset = unsigned deliveries.",
+        json_schema_extra=_group("personal"),
+    )
+    personal_webhook_timeout_seconds: float = Field(
+        5.0,
+        gt=0,
+        le=60,
+        description="Timeout of one webhook request.",
+        json_schema_extra=_group("personal"),
+    )
+    personal_webhook_max_attempts: int = Field(
+        4,
+        ge=1,
+        le=10,
+        description="Delivery attempts per URL before the event goes to the dead-letter stream.",
+        json_schema_extra=_group("personal"),
+    )
+    personal_webhook_backoff_seconds: float = Field(
+        0.5,
+        ge=0,
+        le=60,
+        description="First retry delay of a webhook; it doubles per attempt (with jitter).",
+        json_schema_extra=_group("personal"),
+    )
+    personal_webhook_backoff_max_seconds: float = Field(
+        30.0,
+        ge=0,
+        le=600,
+        description="Longest retry delay of a webhook.",
+        json_schema_extra=_group("personal"),
+    )
+    personal_dead_letter_max: int = Field(
+        10_000,
+        ge=10,
+        le=1_000_000,
+        description="Dead-letter records kept in Redis (oldest trimmed first).",
+        json_schema_extra=_group("personal"),
+    )
+
+    @field_validator("personal_timezone")
+    @classmethod
+    def _known_zone(cls, value: str) -> str:
+        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+        try:
+            ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ValueError("not an IANA time zone (e.g. UTC, Europe/Berlin)") from None
+        return value
+
+    @field_validator("personal_max_page_size")
+    @classmethod
+    def _max_page_at_least_default(cls, value: int, info: Any) -> int:
+        size = info.data.get("personal_page_size")
+        if size is not None and value < size:
+            raise ValueError(f"must be at least PERSONAL_PAGE_SIZE ({size})")
+        return value
+
+    @field_validator("personal_webhook_urls", mode="before")
+    @classmethod
+    def _split_urls(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            value = [part.strip() for part in value.split(",") if part.strip()]
+        return value
+
+    @field_validator("personal_webhook_urls")
+    @classmethod
+    def _http_urls(cls, value: list[str]) -> list[str]:
+        for url in value:
+            parts = urlsplit(url)
+            if parts.scheme not in ("http", "https") or not parts.hostname:
+                raise ValueError(f"{redact_url(url)!r} is not an http(s) URL")
+        return value
+
+    # --- Code sandbox (bubblewrap + rlimits + seccomp) --------------------------------------
+    sandbox_bwrap_path: str = Field(
+        "bwrap",
+        min_length=1,
+        description="The bubblewrap binary (name on PATH or absolute path). Without a working "
+        "bwrap, code execution is refused (install: apt-get install -y bubblewrap).",
+        json_schema_extra=_group("sandbox"),
+    )
+    sandbox_timeout_seconds: float = Field(
+        10.0,
+        gt=0,
+        le=300,
+        description="Wall-clock limit of one sandboxed execution (start-up included); past it "
+        "the whole sandbox is killed.",
+        json_schema_extra=_group("sandbox"),
+    )
+    sandbox_cpu_seconds: int = Field(
+        5,
+        ge=1,
+        le=300,
+        description="CPU-time limit (RLIMIT_CPU) of the sandboxed code.",
+        json_schema_extra=_group("sandbox"),
+    )
+    sandbox_memory_mb: int = Field(
+        1024,
+        ge=256,
+        le=65_536,
+        description="Address-space limit (RLIMIT_AS) of the sandboxed process, in MiB.",
+        json_schema_extra=_group("sandbox"),
+    )
+    sandbox_max_tasks: int = Field(
+        16,
+        ge=2,
+        le=1024,
+        description="Processes + threads the sandboxed code may have (RLIMIT_NPROC); new "
+        "processes are denied regardless (seccomp).",
+        json_schema_extra=_group("sandbox"),
+    )
+    sandbox_max_file_mb: int = Field(
+        16,
+        ge=1,
+        le=4096,
+        description="Largest file the sandboxed code may write (RLIMIT_FSIZE), in MiB.",
+        json_schema_extra=_group("sandbox"),
+    )
+    sandbox_max_open_files: int = Field(
+        64,
+        ge=16,
+        le=4096,
+        description="Open file descriptors of the sandboxed code (RLIMIT_NOFILE).",
+        json_schema_extra=_group("sandbox"),
+    )
+    sandbox_tmp_mb: int = Field(
+        64,
+        ge=1,
+        le=4096,
+        description="Size of the sandbox's private, writable /tmp (a tmpfs), in MiB.",
+        json_schema_extra=_group("sandbox"),
+    )
+    sandbox_output_bytes: int = Field(
+        65_536,
+        ge=1024,
+        le=16 * 1024 * 1024,
+        description="Cap of the code's stdout and of its stderr (each); past it the sandbox is "
+        "stopped and the run fails with an output-limit error.",
+        json_schema_extra=_group("sandbox"),
+    )
+    sandbox_result_bytes: int = Field(
+        1024 * 1024,
+        ge=4096,
+        le=64 * 1024 * 1024,
+        description="Largest JSON result the sandbox may hand back.",
+        json_schema_extra=_group("sandbox"),
+    )
+    sandbox_packages: Annotated[list[str], NoDecode] = Field(
+        default_factory=lambda: ["pandas", "numpy"],
+        description="Comma-separated distributions (with their dependencies) the sandboxed code "
+        "may import, besides the standard library; read-only.",
+        json_schema_extra=_group("sandbox"),
+    )
+    sandbox_uid: int = Field(
+        65534,
+        ge=1,
+        le=2**31 - 2,
+        description="When the server runs as root, the sandboxed code runs as this uid/gid "
+        "(default nobody).",
+        json_schema_extra=_group("sandbox"),
+    )
+    sandbox_max_concurrency: int = Field(
+        2,
+        ge=1,
+        le=256,
+        description="Sandboxed executions one process runs at the same time (others wait).",
+        json_schema_extra=_group("sandbox"),
+    )
+
+    # --- Coding agent ------------------------------------------------------------------------
+    coding_max_iterations: int = Field(
+        5,
+        ge=1,
+        le=20,
+        description="Code generations per coding request (a request's max_iterations may lower "
+        "or raise it up to 20); at the bound the best code so far is returned.",
+        json_schema_extra=_group("coding"),
+    )
+    coding_max_code_chars: int = Field(
+        20_000,
+        ge=100,
+        le=1_000_000,
+        description="Longest code accepted for checking or running.",
+        json_schema_extra=_group("coding"),
+    )
+    coding_max_test_rows: int = Field(
+        10_000,
+        ge=1,
+        le=1_000_000,
+        description="Rows of test data accepted per request.",
+        json_schema_extra=_group("coding"),
+    )
+    coding_max_test_columns: int = Field(
+        100,
+        ge=1,
+        le=10_000,
+        description="Columns of test data accepted per request.",
+        json_schema_extra=_group("coding"),
+    )
+    coding_result_head_rows: int = Field(
+        5,
+        ge=1,
+        le=1000,
+        description="Rows (or items) of a large result shown in its serialised sample.",
+        json_schema_extra=_group("coding"),
+    )
+    coding_lint_timeout_seconds: float = Field(
+        10.0,
+        gt=0,
+        le=120,
+        description="Time limit of the linter (ruff) run of check_code.",
+        json_schema_extra=_group("coding"),
+    )
+
+    @field_validator("sandbox_packages", mode="before")
+    @classmethod
+    def _split_packages(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return [part.strip() for part in value.split(",") if part.strip()]
+        return value
+
+    @field_validator("sandbox_packages")
+    @classmethod
+    def _package_names(cls, value: list[str]) -> list[str]:
+        if len(value) > 50:
+            raise ValueError("at most 50 packages")
+        for name in value:
+            if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}", name):
+                raise ValueError(f"{name!r} is not a distribution name")
+        return value
+
+    # --- Analytics -------------------------------------------------------------------------
+    analytics_seed_on_start: bool = Field(
+        True,
+        description="Create and seed the analytics demo dataset (schema `analytics`) at start-up "
+        "when it is missing; `python main.py seed-analytics` does it on demand.",
+        json_schema_extra=_group("analytics"),
+    )
+    analytics_reader_user: str = Field(
+        "switchyard_analytics_reader",
+        pattern=r"^[a-z_][a-z0-9_]{0,62}$",
+        description="Postgres login role that runs analytics SQL: created by the seeding step "
+        "with SELECT on schema `analytics` only; must differ from the DATABASE_URL user.",
+        json_schema_extra=_group("analytics"),
+    )
+    analytics_reader_password: SecretStr | None = Field(
+        None,
+        description="Password of ANALYTICS_READER_USER (set on the role when seeding); unset = "
+        "none, which works with trust/peer auth such as the embedded Postgres.",
+        json_schema_extra=_group("analytics"),
+    )
+    analytics_pool_size: int = Field(
+        4,
+        ge=1,
+        le=100,
+        description="Connections of the read-only analytics pool per process.",
+        json_schema_extra=_group("analytics"),
+    )
+    analytics_statement_timeout_ms: int = Field(
+        5000,
+        ge=100,
+        le=300_000,
+        description="statement_timeout of one analytics query (milliseconds).",
+        json_schema_extra=_group("analytics"),
+    )
+    analytics_row_cap: int = Field(
+        1000,
+        ge=1,
+        le=50_000,
+        description="Rows an analytics query returns at most (more are cut and flagged).",
+        json_schema_extra=_group("analytics"),
+    )
+    analytics_preview_rows: int = Field(
+        20,
+        ge=1,
+        le=500,
+        description="Rows of a query result shown to the chat model (the answer keeps up to "
+        "ANALYTICS_ROW_CAP).",
+        json_schema_extra=_group("analytics"),
+    )
+    analytics_max_sql_chars: int = Field(
+        20_000,
+        ge=100,
+        le=200_000,
+        description="Longest SQL text the analytics guard accepts.",
+        json_schema_extra=_group("analytics"),
+    )
+    analytics_reference_date: date = Field(
+        date(2026, 1, 1),
+        ge=date(2024, 1, 2),
+        le=date(2100, 1, 1),
+        description="The analytics dataset's 'today': relative periods (last quarter, since "
+        "March, this year) are counted back from it. The data covers 2024-01-01..2025-12-31.",
+        json_schema_extra=_group("analytics"),
+    )
+    analytics_demo_mode: bool = Field(
+        True,
+        description="Answers say the analytics data is the bundled synthetic demo dataset.",
+        json_schema_extra=_group("analytics"),
+    )
+    analytics_chart_ttl_seconds: int = Field(
+        86_400,
+        ge=60,
+        le=30 * 86_400,
+        description="How long an answer's chart stays retrievable at GET "
+        "/analytics/chart/{id}.png or .svg (kept in Redis, per API key).",
+        json_schema_extra=_group("analytics"),
+    )
+    analytics_request_timeout_seconds: float = Field(
+        120.0,
+        gt=0,
+        le=3600,
+        description="POST /analytics/query gives up (504) after this long.",
+        json_schema_extra=_group("analytics"),
+    )
 
     # --- State -----------------------------------------------------------------------------
     message_keep_last: int = Field(
@@ -532,12 +1033,14 @@ class Settings(BaseSettings):
     )
     cors_origins: Annotated[list[str], NoDecode] = Field(
         default_factory=list,
-        description="Comma-separated CORS origins; empty = CORS off.",
+        description="Comma-separated CORS origins; empty = CORS off. For LangGraph Studio add "
+        "https://smith.langchain.com (its web page calls this server from the browser).",
         json_schema_extra=_group("api"),
     )
     rate_limit_per_minute: int = Field(
         100,
         ge=1,
+        le=1_000_000,
         description="Requests per minute per client (Redis-backed).",
         json_schema_extra=_group("api"),
     )
@@ -551,6 +1054,7 @@ class Settings(BaseSettings):
     max_request_bytes: int = Field(
         10 * 1024 * 1024,
         ge=1024,
+        le=1 << 30,
         description="Max request body / total file size (bytes).",
         json_schema_extra=_group("api"),
     )
@@ -565,7 +1069,7 @@ class Settings(BaseSettings):
         "INFO", description="Log level.", json_schema_extra=_group("api")
     )
 
-    @field_validator("api_keys", "cors_origins", mode="before")
+    @field_validator("api_keys", "cors_origins", "webhook_allowed_hosts", mode="before")
     @classmethod
     def _split_commas(cls, value: Any) -> Any:
         if isinstance(value, str):

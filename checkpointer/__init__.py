@@ -22,9 +22,11 @@ Lists stored as element ranges (`lists.py`)
     afresh at each read).
 
 Round trips
-    `get_tuple`, `put` and `put_writes` are one script call each. The async saver goes further:
-    a task's writes wait a millisecond for the step's checkpoint and are stored in the same call
-    (`combine.py`), so a graph step costs one round trip.
+    `get_tuple`, `put` and `put_writes` are one script call each, and both savers go further: a
+    task's writes wait a few milliseconds for the step's checkpoint and are stored in the same
+    call (`combine.py`), so a graph step costs one round trip. LangGraph's sync loop calls
+    `put_writes` and `put` from worker threads, where the parked writes wait on a future; its
+    async loop awaits them on the event loop.
 
 Cross-thread operations and Redis Cluster
     Only two operations span threads. `list(None)` finds threads with SCAN on every primary (a

@@ -23,7 +23,7 @@ from redis.exceptions import NoScriptError
 
 from checkpointer import maintenance, plans
 from checkpointer.base import TTL, RedisSaverBase
-from checkpointer.combine import WriteCombiner
+from checkpointer.combine import WriteCombiner, carried
 from checkpointer.errors import (
     UNREACHABLE,
     check_client,
@@ -36,6 +36,9 @@ from checkpointer.ops import Batch, Cmd, Emit, Op, Plan, Scan, command
 
 T = TypeVar("T")
 AsyncClient = aredis.Redis | RedisCluster
+#: Default seconds a task's writes wait for the step's checkpoint (on the event loop, the
+#: checkpoint follows the step's last task within a few loop iterations).
+WRITE_DELAY = 0.001
 
 
 class AsyncExecutor:
@@ -147,7 +150,7 @@ class AsyncRedisSaver(RedisSaverBase):
         ttl: TTL = None,
         key_prefix: str = DEFAULT_PREFIX,
         cache_threads: int = 128,
-        write_delay: float = 0.001,
+        write_delay: float = WRITE_DELAY,
     ) -> None:
         super().__init__(serde=serde, ttl=ttl, key_prefix=key_prefix, cache_threads=cache_threads)
         check_client(client)
@@ -170,12 +173,15 @@ class AsyncRedisSaver(RedisSaverBase):
         key_prefix: str = DEFAULT_PREFIX,
         serde: SerializerProtocol | None = None,
         cluster: bool | None = None,
+        write_delay: float = WRITE_DELAY,
         **client_kwargs: Any,
     ) -> AsyncIterator[AsyncRedisSaver]:
         """A saver on a new client for `url` (closed on exit), checked with `setup()`."""
         client = await connect(url, cluster=cluster, **client_kwargs)
         try:
-            saver = cls(client, ttl=ttl, key_prefix=key_prefix, serde=serde)
+            saver = cls(
+                client, ttl=ttl, key_prefix=key_prefix, serde=serde, write_delay=write_delay
+            )
             await saver.setup()
             yield saver
         finally:
@@ -219,24 +225,11 @@ class AsyncRedisSaver(RedisSaverBase):
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
         """See `RedisSaver.put`. Writes parked for the thread are stored in the same call."""
-        parked = self._writes.take(config["configurable"]["thread_id"])
-        plan = plans.put(
-            self.context(),
-            config,
-            checkpoint,
-            metadata,
-            new_versions,
-            parked.encoded if parked else (),
-        )
-        try:
-            stored = await self._exec.run(plan)
-        except BaseException as exc:
-            if parked is not None:
-                parked.fail(exc)
-            raise
-        if parked is not None:
-            parked.done()
-        return stored
+        ctx = self.context()
+        with carried(self._writes.take(config["configurable"]["thread_id"])) as writes:
+            return await self._exec.run(
+                plans.put(ctx, config, checkpoint, metadata, new_versions, writes)
+            )
 
     async def aput_writes(
         self,
@@ -257,8 +250,12 @@ class AsyncRedisSaver(RedisSaverBase):
         else:
             await self._send_writes(thread_id, encoded)
 
-    async def _send_writes(self, thread_id: Any, encoded: list[Any]) -> None:
+    async def _send_writes(self, thread_id: Any, encoded: Sequence[Any]) -> None:
         await self._exec.run(plans.put_writes(self.context(), thread_id, encoded))
+
+    def parked_writes(self, thread_id: str) -> int:
+        """How many writes of `thread_id` wait for its next put (at most `write_delay`)."""
+        return self._writes.parked(thread_id)
 
     async def adelete_thread(self, thread_id: str) -> None:
         """See `RedisSaver.delete_thread`."""

@@ -9,12 +9,12 @@ as the ranges of log positions that make it up: `L log,start,end;...`. Appending
 "keep the first and the last N") only changes the ranges. Reading a version is one HMGET of its
 elements inside the load script.
 
-To recognise elements already stored, the saver keeps, per recently used thread, the objects it
-wrote or read with their positions (`ElementRegistry`), matched by identity: LangGraph's reducers
-build new lists around the same element objects (add_messages copies the list, not the
-messages), and checkpointed values are treated as immutable, the rule LangGraph states for
-state. An element not recognised (another process wrote it, the registry evicted the thread) is
-simply stored again: that costs space, never correctness.
+To recognise elements already stored, the saver keeps, per recently used thread, the objects of
+the lists it last wrote or read with their positions (`ElementRegistry`), matched by identity:
+LangGraph's reducers build new lists around the same element objects (add_messages copies the
+list, not the messages), and checkpointed values are treated as immutable, the rule LangGraph
+states for state. An element not recognised (another process wrote it, the registry evicted the
+thread) is simply stored again: that costs space, never correctness.
 
 Positions are only reused under a per-thread *token* kept in the `e` hash: every operation that
 deletes elements (prune, delete_for_runs) replaces it, and a put that references known elements
@@ -31,6 +31,7 @@ values are still deserialized afresh from those bytes, never shared between read
 from __future__ import annotations
 
 import operator
+import random
 import secrets
 import threading
 from collections import OrderedDict
@@ -49,7 +50,10 @@ def new_log() -> str:
 
 
 def new_token() -> bytes:
-    return secrets.token_hex(8).encode()
+    # Made for every put: `random` (reseeded after fork), not `secrets`, whose os.urandom call
+    # releases the GIL, a thread switch that costs a saver in LangGraph's worker threads up to
+    # a switch interval (5 ms) while the graph computes. A token is no secret, only unique.
+    return b"%016x" % random.getrandbits(64)
 
 
 @dataclass(slots=True)
@@ -247,8 +251,11 @@ class ElementRegistry:
             entry.data_count += len(data)
             if entry.data_count > self.max_elements:
                 entry.data, entry.data_count = {}, 0
-            if len(locations) > self.max_elements:
-                # Keep what the latest lists use; the rest is what long-gone versions held.
+            live = sum(len(known.items) for known in entry.lists.values())
+            if len(locations) > min(self.max_elements, 2 * live + 64):
+                # Keep what the latest lists use; the rest is what long-gone versions held, or
+                # what earlier reads returned: values the graph will not put again, which would
+                # stay alive (memory, and longer full garbage collections for the process).
                 kept: dict[int, Location] = {}
                 for known in entry.lists.values():
                     for item in known.items:

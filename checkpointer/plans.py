@@ -3,7 +3,8 @@ async savers (deletes and copies are in `maintenance.py`).
 
 Round trips: `get_tuple`, `put` and `put_writes` are one script call each. On a single node the
 put script also indexes the run; on a cluster a small script of its own does, the first time
-this process sees the (thread, run) pair. The async saver folds parked writes into the put.
+this process sees the (thread, run) pair. Both savers fold parked writes into the put
+(`combine.py`).
 """
 
 from __future__ import annotations

@@ -23,6 +23,8 @@ from redis.retry import Retry
 
 from checkpointer import maintenance, plans
 from checkpointer.base import TTL, RedisSaverBase
+from checkpointer.combine import ThreadWriteCombiner, carried
+from checkpointer.connections import kept_connections
 from checkpointer.errors import (
     UNREACHABLE,
     check_client,
@@ -35,14 +37,20 @@ from checkpointer.ops import Batch, Cmd, Emit, Op, Plan, Scan, command
 
 T = TypeVar("T")
 SyncClient = redis.Redis | RedisCluster
+#: Default seconds a task's writes wait for the step's checkpoint. LangGraph runs the sync
+#: saver's puts in worker threads that, while the graph computes, get the GIL back only every
+#: switch interval (5 ms by default): a shorter wait would often send the writes alone.
+WRITE_DELAY = 0.005
 
 
 class SyncExecutor:
-    """Runs plans on a sync client: each `Batch` is one command or one pipeline."""
+    """Runs plans on a sync client: each `Batch` is one command or one pipeline. Script calls
+    alone in their batch (the hot path) go through `Connections` on a plain client."""
 
     def __init__(self, client: SyncClient) -> None:
         self.client = client
         self.where = describe_client(client)
+        self._connections = kept_connections(client)
 
     def run(self, plan: Plan[T]) -> T:
         try:
@@ -91,12 +99,12 @@ class SyncExecutor:
             return client.execute_command(*op.args)
         if isinstance(op, Scan):
             return list(client.scan_iter(match=op.match, count=1000))
+        execute = client.execute_command if self._connections is None else self._connections.execute
         try:
-            return client.execute_command(*command(op))
+            return execute(*command(op))
         except NoScriptError:
             # The server lost its script cache (restart, SCRIPT FLUSH): EVAL reloads it.
-            script = op.script.source
-            return client.execute_command("EVAL", script, len(op.keys), *op.keys, *op.args)
+            return execute("EVAL", op.script.source, len(op.keys), *op.keys, *op.args)
 
 
 def connect(url: str, *, cluster: bool | None = None, **kwargs: Any) -> SyncClient:
@@ -124,7 +132,10 @@ class RedisSaver(RedisSaverBase):
     Build it from a redis-py client (`decode_responses=False`; give it a `retry` policy, as
     `from_conn_string` does) or with `from_conn_string`. Its async methods run the sync ones in
     a worker thread; in async code prefer `AsyncRedisSaver`. See `checkpointer` for the storage
-    layout and `RedisSaverBase` for the options.
+    layout and `RedisSaverBase` for the options; `write_delay` (seconds, default 0.005) is how
+    long `put_writes` waits for the thread's next `put` to carry its writes (0: never waits, see
+    `checkpointer.combine`). LangGraph calls both from its worker threads, so a step costs one
+    round trip, as with `AsyncRedisSaver`.
 
     Example:
         ```python
@@ -141,12 +152,14 @@ class RedisSaver(RedisSaverBase):
         ttl: TTL = None,
         key_prefix: str = DEFAULT_PREFIX,
         cache_threads: int = 128,
+        write_delay: float = WRITE_DELAY,
     ) -> None:
         super().__init__(serde=serde, ttl=ttl, key_prefix=key_prefix, cache_threads=cache_threads)
         check_client(client)
         self.client = client
         self._ctx.cluster = isinstance(client, RedisCluster)
         self._exec = SyncExecutor(client)
+        self._writes = ThreadWriteCombiner(self._send_writes, write_delay)
 
     @classmethod
     @contextmanager
@@ -158,12 +171,15 @@ class RedisSaver(RedisSaverBase):
         key_prefix: str = DEFAULT_PREFIX,
         serde: SerializerProtocol | None = None,
         cluster: bool | None = None,
+        write_delay: float = WRITE_DELAY,
         **client_kwargs: Any,
     ) -> Iterator[RedisSaver]:
         """A saver on a new client for `url` (closed on exit), checked with `setup()`."""
         client = connect(url, cluster=cluster, **client_kwargs)
         try:
-            saver = cls(client, ttl=ttl, key_prefix=key_prefix, serde=serde)
+            saver = cls(
+                client, ttl=ttl, key_prefix=key_prefix, serde=serde, write_delay=write_delay
+            )
             saver.setup()
             yield saver
         finally:
@@ -203,8 +219,13 @@ class RedisSaver(RedisSaverBase):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
-        """Store a checkpoint and the values of `new_versions` (one round trip)."""
-        return self._exec.run(plans.put(self.context(), config, checkpoint, metadata, new_versions))
+        """Store a checkpoint and the values of `new_versions` (one round trip). Writes parked
+        for the thread are stored in the same call."""
+        ctx = self.context()
+        with carried(self._writes.take(config["configurable"]["thread_id"])) as writes:
+            return self._exec.run(
+                plans.put(ctx, config, checkpoint, metadata, new_versions, writes)
+            )
 
     def put_writes(
         self,
@@ -214,26 +235,44 @@ class RedisSaver(RedisSaverBase):
         task_path: str = "",
     ) -> None:
         """Store a task's pending writes; idempotent per (task, index), except the special
-        writes (error, interrupt, ...), which replace the previous one."""
-        ctx = self.context()
-        encoded = plans.encode_writes(ctx, config, writes, task_id, task_path)
-        self._exec.run(plans.put_writes(ctx, config["configurable"]["thread_id"], encoded))
+        writes (error, interrupt, ...), which replace the previous one. Returns once stored;
+        the writes wait up to `write_delay` seconds to be stored with the thread's next
+        checkpoint (see `checkpointer.combine`)."""
+        encoded = plans.encode_writes(self.context(), config, writes, task_id, task_path)
+        if not encoded:
+            return
+        thread_id = config["configurable"]["thread_id"]
+        if self._writes.delay > 0:
+            self._writes.add(thread_id, encoded)
+        else:
+            self._send_writes(thread_id, encoded)
+
+    def _send_writes(self, thread_id: Any, encoded: Sequence[Any]) -> None:
+        self._exec.run(plans.put_writes(self.context(), thread_id, encoded))
+
+    def parked_writes(self, thread_id: str) -> int:
+        """How many writes of `thread_id` wait for its next put (at most `write_delay`)."""
+        return self._writes.parked(thread_id)
 
     def delete_thread(self, thread_id: str) -> None:
         """Delete every checkpoint, write and value of the thread."""
+        self._writes.flush()
         self._exec.run(maintenance.delete_threads(self.context(), [thread_id]))
 
     def delete_for_runs(self, run_ids: Sequence[str]) -> None:
         """Delete the checkpoints (and their writes) whose metadata `run_id` is in `run_ids`."""
+        self._writes.flush()
         self._exec.run(maintenance.delete_for_runs(self.context(), run_ids))
 
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         """Copy (merge) all checkpoints and writes of one thread into another."""
+        self._writes.flush()
         self._exec.run(maintenance.copy_thread(self.context(), source_thread_id, target_thread_id))
 
     def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
         """`keep_latest`: keep each namespace's latest checkpoint (a finished subgraph call's
         namespace goes with the root checkpoint it started from); `delete`: delete the threads."""
+        self._writes.flush()
         self._exec.run(maintenance.prune(self.context(), thread_ids, strategy))
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:

@@ -1,41 +1,37 @@
 """The graph's spine: `ingest`, `route`, `detect_handoff`, `finalize`, and their edge functions.
 
-Each node is a small function `state -> partial update`. Those that need settings or services
-are made by a `make_*` factory that closes over them (the builder calls these), so the functions
-LangGraph runs stay plain.
+Each node is a small function `state (, runtime) -> partial update`; the settings and models
+it needs come from the run's services (`agents.contract.context`). Factories close over the
+registry only, which is fixed when the graph is built.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import threading
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, RemoveMessage
+from langchain_core.messages import AIMessage, AnyMessage, RemoveMessage
+from langgraph.runtime import Runtime
 from langgraph.types import Overwrite
 
+from agents.contract.context import AgentServices, RunContext, context_of, services_of
+from agents.contract.messages import last_user_text
+from agents.contract.state import AgentAnswer
 from graph.registry import AgentRegistry
 from graph.routing import Router, decision
-from graph.state import AgentAnswer, MultiAgentState
+from graph.state import MultiAgentState
 
-Node = Callable[[MultiAgentState], dict[str, Any]]
-AsyncNode = Callable[[MultiAgentState], Awaitable[dict[str, Any]]]
+Node = Callable[[MultiAgentState, Runtime[RunContext]], dict[str, Any]]
+AsyncNode = Callable[[MultiAgentState, Runtime[RunContext]], Awaitable[dict[str, Any]]]
 
 
 def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
-def last_user_text(messages: list[AnyMessage]) -> str:
-    """The text of the latest human message ('' when there is none)."""
-    for message in reversed(messages):
-        if isinstance(message, HumanMessage):
-            content = message.content
-            return content if isinstance(content, str) else str(content)
-    return ""
-
-
-def prune(messages: list[AnyMessage], keep_last: int) -> list[RemoveMessage]:
+def prune(messages: Sequence[AnyMessage], keep_last: int) -> list[RemoveMessage]:
     """Removals that keep the first message and the last `keep_last`."""
     if len(messages) <= keep_last + 1:
         return []
@@ -45,32 +41,61 @@ def prune(messages: list[AnyMessage], keep_last: int) -> list[RemoveMessage]:
 # --- ingest ----------------------------------------------------------------------------------
 
 
-def make_ingest(keep_last: int) -> Node:
-    def ingest(state: MultiAgentState) -> dict[str, Any]:
-        """Start a turn: prune the conversation, stamp times, reset the per-turn fields."""
-        stamp = now_iso()
-        return {
-            "messages": prune(state.get("messages", []), keep_last),
-            "created_at": state.get("created_at") or stamp,
-            "updated_at": stamp,
-            "route": None,
-            "handoff_count": 0,
-            "handoff_reason": None,
-            "visited_agents": Overwrite([]),
-            "agent_answers": Overwrite({}),
-            "stage_ms": Overwrite({}),
-            "errors": Overwrite([]),
-            "answer": "",
-        }
-
-    return ingest
+# Spine nodes are async although they only compute: LangGraph runs a sync node in a worker
+# thread under an async run, and the hop costs more than the work.
+async def ingest(state: MultiAgentState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+    """Start a turn: prune the conversation, stamp times, reset the per-turn fields."""
+    keep_last = services_of(runtime).settings.message_keep_last
+    stamp = now_iso()
+    return {
+        "messages": prune(state.get("messages", []), keep_last),
+        "created_at": state.get("created_at") or stamp,
+        "updated_at": stamp,
+        "route": None,
+        "handoff_count": 0,
+        "handoff_reason": None,
+        "visited_agents": Overwrite([]),
+        "agent_answers": Overwrite({}),
+        "stage_ms": Overwrite({}),
+        "errors": Overwrite([]),
+        "answer": "",
+    }
 
 
 # --- route -----------------------------------------------------------------------------------
 
 
-def make_route(router: Router, registry: AgentRegistry) -> AsyncNode:
-    async def route(state: MultiAgentState) -> dict[str, Any]:
+class RouterCache:
+    """One router per services object (the agents' description vectors are computed once)."""
+
+    def __init__(self, registry: AgentRegistry) -> None:
+        self.registry = registry
+        self._routers: dict[int, tuple[AgentServices, Router]] = {}
+        self._lock = threading.Lock()
+
+    def for_services(self, services: AgentServices) -> Router:
+        with self._lock:
+            found = self._routers.get(id(services))
+            if found is None or found[0] is not services:
+                s = services.settings
+                router = Router(
+                    self.registry,
+                    embeddings=services.embeddings,
+                    llm=lambda: services.llm("fast"),
+                    semantic_threshold=s.route_semantic_threshold,
+                    semantic_margin=s.route_semantic_margin,
+                    services=services,
+                    data_threshold=s.route_data_threshold,
+                    data_timeout=s.route_data_timeout_seconds,
+                )
+                found = self._routers[id(services)] = (services, router)
+            return found[1]
+
+
+def make_route(registry: AgentRegistry) -> AsyncNode:
+    routers = RouterCache(registry)
+
+    async def route(state: MultiAgentState, runtime: Runtime[RunContext]) -> dict[str, Any]:
         """Decide which agent(s) handle the message (or honour an explicit/handoff target)."""
         target = state.get("target_agent")
         if target and target in registry:
@@ -78,7 +103,12 @@ def make_route(router: Router, registry: AgentRegistry) -> AsyncNode:
             reason = state.get("handoff_reason") or f"{target} was asked for by name"
             chosen = decision([target], method, 1.0, reason)
         else:
-            chosen = await router.decide(last_user_text(state.get("messages", [])))
+            context = context_of(runtime)
+            router = routers.for_services(context.require_services())
+            # the data probes search the caller's own data: the run's owner, set by the app
+            chosen = await router.decide(
+                last_user_text(state.get("messages", [])), owner=context.owner
+            )
         return {
             "route": chosen,
             "target_agent": None,
@@ -88,6 +118,17 @@ def make_route(router: Router, registry: AgentRegistry) -> AsyncNode:
         }
 
     return route
+
+
+def agents_for(registry: AgentRegistry) -> Callable[[MultiAgentState], list[str]]:
+    """The routing function after `route`: the node of every chosen agent."""
+
+    def to_agents(state: MultiAgentState) -> list[str]:
+        route = state.get("route")
+        chosen = route["agents"] if route else []
+        return [n for n in chosen if n in registry] or [registry.default]
+
+    return to_agents
 
 
 # --- handoff ---------------------------------------------------------------------------------
@@ -100,13 +141,16 @@ def _latest_answers(state: MultiAgentState) -> list[AgentAnswer]:
     return [answers[name] for name in ran if name in answers]
 
 
-def make_detect_handoff(registry: AgentRegistry, max_handoffs: int) -> Node:
-    def detect_handoff(state: MultiAgentState) -> dict[str, Any]:
+def make_detect_handoff(registry: AgentRegistry) -> AsyncNode:
+    async def detect_handoff(
+        state: MultiAgentState, runtime: Runtime[RunContext]
+    ) -> dict[str, Any]:
         """Send the turn back to `route` when an agent found the request belongs elsewhere.
 
-        Bounded: at most `max_handoffs` per turn, and never to an agent that already ran in
+        Bounded: at most MAX_HANDOFFS per turn, and never to an agent that already ran in
         this turn, so two agents cannot bounce a message between them.
         """
+        max_handoffs = services_of(runtime).settings.max_handoffs
         count = state.get("handoff_count", 0)
         visited = set(state.get("visited_agents") or [])
         for answer in _latest_answers(state):
@@ -130,10 +174,11 @@ def after_handoff(state: MultiAgentState) -> Literal["route", "finalize"]:
 # --- finalize --------------------------------------------------------------------------------
 
 
-def make_finalize(registry: AgentRegistry) -> Node:
-    def finalize(state: MultiAgentState) -> dict[str, Any]:
+def make_finalize(registry: AgentRegistry) -> AsyncNode:
+    async def finalize(state: MultiAgentState, runtime: Runtime[RunContext]) -> dict[str, Any]:
         """Merge the agents' answers into one reply, and close the turn."""
         answers = [a for a in _latest_answers(state) if a.get("answer")]
+        message_id: str | None = None
         if not answers:
             answers = [a for a in (state.get("agent_answers") or {}).values() if a.get("answer")]
         if not answers:
@@ -143,16 +188,18 @@ def make_finalize(registry: AgentRegistry) -> Node:
         elif len(answers) == 1:
             text = answers[0]["answer"]
             agent = answers[0].get("agent", registry.default)
+            message_id = answers[0].get("message_id")
         else:
             text = "\n\n".join(f"**{_title(a.get('agent', '?'))}**\n{a['answer']}" for a in answers)
             agent = answers[0].get("agent", registry.default)
         turn = state.get("turn_count", 0) + 1
         stamp = now_iso()
         return {
-            "messages": [AIMessage(content=text, name=agent)],
+            "messages": [AIMessage(content=text, name=agent, id=message_id)],
             "answer": text,
             "turn_count": turn,
             "updated_at": stamp,
+            "agent_input": None,  # a turn's structured input is for that turn only
             "agent_contexts": _contexts(state, answers, turn, stamp),
         }
 

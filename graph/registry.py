@@ -1,52 +1,31 @@
-"""The agent registry: adding an agent to Switchyard is registering it here.
+"""The agent registry: the ordered set of agents one graph is built from.
 
-An agent names itself, describes what it handles (the router embeds the description and the
-examples), lists routing keywords, and adds its stage nodes to the builder. `entry` is where
-`route` sends a message. When the agent ends in one node, `exit` names it and the builder adds
-`exit -> detect_handoff`; an agent that leaves through a conditional edge (a retry loop) wires
-that edge to `HANDOFF` itself and leaves `exit` unset.
+Adding an agent to Switchyard is one line in :func:`graph.agents.default_agents` (or one
+:meth:`AgentRegistry.register` call): the spine routes to it by its card, adds its subgraph as
+one node, and streams the tokens of the nodes its spec names.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable, Iterator
 
-if TYPE_CHECKING:
-    from langgraph.graph import StateGraph
+from agents.contract.context import AgentOptions
+from agents.contract.spec import AgentCard, AgentSpec
 
-    from graph.deps import GraphDeps
-
+#: The spine's own nodes: no agent may take these names.
+SPINE_NODES = frozenset({"ingest", "route", "detect_handoff", "finalize"})
 #: The node every agent goes on to when it is done.
 HANDOFF = "detect_handoff"
 
-#: Adds an agent's nodes and internal edges to the builder.
-NodeInstaller = Callable[["StateGraph[Any, Any, Any, Any]", "GraphDeps"], Any]
 
-
-@dataclass(frozen=True)
-class AgentSpec:
-    """One agent as the router and the graph builder see it."""
-
-    name: str
-    description: str
-    keywords: tuple[str, ...]
-    examples: tuple[str, ...]
-    entry: str
-    install: NodeInstaller
-    nodes: tuple[str, ...] = field(default=())
-    exit: str | None = None
-
-    def __post_init__(self) -> None:
-        if not self.name.isidentifier():
-            raise ValueError(f"agent name {self.name!r} must be an identifier")
-        if self.entry not in self.nodes or (self.exit is not None and self.exit not in self.nodes):
-            raise ValueError(f"agent {self.name!r}: entry and exit must be among its nodes")
+def agent_of(namespace: tuple[str, ...]) -> str:
+    """The agent a streamed chunk came from ('' for the spine): its namespace's first part is
+    the agent's node, ``("knowledge:<task id>", ...)``."""
+    return namespace[0].split(":", 1)[0] if namespace else ""
 
 
 class AgentRegistry:
-    """An ordered set of agents; the first registered with `default=True` is the fallback."""
+    """An ordered set of agents; ``default`` (chat unless told) answers what nothing else does."""
 
     def __init__(self, agents: Iterable[AgentSpec] = (), *, default: str = "chat") -> None:
         self._agents: dict[str, AgentSpec] = {}
@@ -55,12 +34,11 @@ class AgentRegistry:
             self.register(agent)
 
     def register(self, agent: AgentSpec) -> None:
+        """Add an agent (its name must be new and not one of the spine's nodes)."""
         if agent.name in self._agents:
             raise ValueError(f"agent {agent.name!r} is registered twice")
-        taken = {node for other in self._agents.values() for node in other.nodes}
-        clash = taken.intersection(agent.nodes)
-        if clash:
-            raise ValueError(f"agent {agent.name!r} reuses node names {sorted(clash)}")
+        if agent.name in SPINE_NODES:
+            raise ValueError(f"agent name {agent.name!r} is taken by the graph's own nodes")
         self._agents[agent.name] = agent
 
     def __contains__(self, name: object) -> bool:
@@ -77,7 +55,25 @@ class AgentRegistry:
 
     @property
     def names(self) -> list[str]:
+        """The agents' names, in registration order."""
         return list(self._agents)
 
-    def entry_nodes(self) -> list[str]:
-        return [agent.entry for agent in self._agents.values()]
+    @property
+    def cards(self) -> tuple[AgentCard, ...]:
+        """What every agent knows of the others."""
+        return tuple(
+            AgentCard(a.name, a.description, a.keywords, a.examples) for a in self._agents.values()
+        )
+
+    def options(self) -> list[type[AgentOptions]]:
+        """The per-run options models of the agents that declare one (each once)."""
+        seen: list[type[AgentOptions]] = []
+        for agent in self._agents.values():
+            if agent.options is not None and agent.options not in seen:
+                seen.append(agent.options)
+        return seen
+
+    def streams(self, agent: str, node: str) -> bool:
+        """Whether ``node`` of ``agent`` writes the answer token by token."""
+        spec = self._agents.get(agent)
+        return spec is not None and node in spec.answer_nodes

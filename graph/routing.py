@@ -1,13 +1,24 @@
-"""Route decisions: keyword fast path → embedding similarity → LLM → default agent.
+"""Route decisions: keywords → the agents' data → embedding similarity → LLM → default agent.
 
 1. Keywords: an agent with 2+ distinct keyword hits wins when it is clearly ahead (at least
    twice the hits of the runner-up); two agents that both have 2+ hits and are close both run.
-2. Semantic: cosine similarity of the message to each agent's description and examples (the
+2. Data: each agent with a data probe (``AgentSpec.probe``; the knowledge agent's searches the
+   owner's documents) scores how well its own data matches the message; the best score at or
+   above ROUTE_DATA_THRESHOLD wins. The probes of one message run concurrently within
+   ROUTE_DATA_TIMEOUT_SECONDS; a probe that fails or takes longer is ignored, and a probe
+   skips itself (None) when it has nothing to search (an empty knowledge base).
+3. Semantic: cosine similarity of the message to each agent's description and examples (the
    best match per agent); the best agent wins when it passes the threshold with a margin.
-3. LLM: a structured `RoutingDecision` from the fast model, when a model is configured.
-4. Default: the registry's default agent (chat), confidence 0.
+4. LLM: a structured `RoutingDecision` from the fast model, when a model is configured.
+5. Default: the registry's default agent (chat), confidence 0; its reason names the closest
+   data match, if a probe found one below the threshold.
 
-Also here: the routing functions of the graph's conditional edges (pure `state -> node names`).
+Why the data tier sits before similarity and the LLM: it is the only evidence of what the
+user's own data holds. Descriptions and examples are generic ("answers questions from your
+documents"), so "What is the hotel cap in North America?" resembles no agent, and an LLM router
+that sees only the descriptions would guess (travel talk: chat). A probe is one search (tens of
+milliseconds, no tokens) and deterministic, where the LLM call costs a round trip and tokens;
+and it cannot take a message from an agent that keywords chose.
 """
 
 from __future__ import annotations
@@ -17,7 +28,7 @@ import logging
 import re
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
@@ -25,9 +36,13 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
+from agents.contract.spec import DataProbe
+from agents.contract.state import RouteDecision
 from graph.prompts import ROUTER_SYSTEM
 from graph.registry import AgentRegistry
-from graph.state import RouteDecision
+
+if TYPE_CHECKING:
+    from agents.contract.context import AgentServices
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +71,10 @@ def decision(agents: Sequence[str], method: str, confidence: float, reason: str)
 
 
 class Router:
-    """Decides which agent(s) handle a message."""
+    """Decides which agent(s) handle a message, with the models of the run's services.
+
+    One per graph: the agents' embedded descriptions are computed once per embedding model.
+    """
 
     def __init__(
         self,
@@ -66,12 +84,18 @@ class Router:
         llm: Callable[[], BaseChatModel | None],
         semantic_threshold: float = 0.35,
         semantic_margin: float = 0.04,
+        services: AgentServices | None = None,
+        data_threshold: float = 0.47,
+        data_timeout: float = 1.0,
     ) -> None:
         self.registry = registry
         self._embeddings = embeddings
         self._llm = llm
         self.semantic_threshold = semantic_threshold
         self.semantic_margin = semantic_margin
+        self._services = services
+        self.data_threshold = data_threshold
+        self.data_timeout = data_timeout
         self._patterns = {
             agent.name: [
                 re.compile(rf"(?<![\w-]){re.escape(k.lower())}(?![\w-])") for k in agent.keywords
@@ -108,7 +132,45 @@ class Router:
         # Here every other agent has < 2 hits, or fewer than half the winner's: a clear winner.
         return decision([top], "keyword", confidence, f"{top_hits} keywords of {top}")
 
-    # --- 2. embeddings -------------------------------------------------------------------
+    # --- 2. the agents' data ---------------------------------------------------------------
+    async def data_scores(self, text: str, owner: str) -> dict[str, float]:
+        """Each probing agent's score of its own data for `text` (agents whose probe skipped,
+        failed or timed out are left out). Empty without services or probes."""
+        services = self._services
+        probes = [(a.name, a.probe) for a in self.registry if a.probe is not None]
+        if services is None or not probes or not text.strip():
+            return {}
+
+        async def one(name: str, probe: DataProbe) -> float | None:
+            try:
+                return await asyncio.wait_for(probe(text, services, owner), self.data_timeout)
+            except TimeoutError:
+                log.warning("the %s data probe took over %.2fs; ignored", name, self.data_timeout)
+            except Exception as exc:  # a probe must never cost the user the answer
+                log.warning("the %s data probe failed (%s: %s); ignored", name,
+                            type(exc).__name__, exc)  # fmt: skip
+            return None
+
+        results = await asyncio.gather(*(one(name, probe) for name, probe in probes))
+        return {
+            name: min(1.0, max(0.0, float(score)))
+            for (name, _), score in zip(probes, results, strict=True)
+            if score is not None
+        }
+
+    def by_data(self, scores: dict[str, float]) -> RouteDecision | None:
+        """The agent whose data matches best, when its score reaches the threshold."""
+        if not scores:
+            return None
+        best, score = max(scores.items(), key=lambda kv: kv[1])
+        if score < self.data_threshold:
+            return None
+        return decision(
+            [best], "data", score,
+            f"the {best} agent's data matches ({score:.2f} >= {self.data_threshold:.2f})",
+        )  # fmt: skip
+
+    # --- 3. embeddings -------------------------------------------------------------------
     def _vectors(self) -> dict[str, np.ndarray] | None:
         if self._embeddings is None:
             return None
@@ -142,7 +204,7 @@ class Router:
             )
         return None
 
-    # --- 3. LLM --------------------------------------------------------------------------
+    # --- 4. LLM --------------------------------------------------------------------------
     async def by_llm(self, text: str) -> RouteDecision | None:
         model = self._llm()
         if model is None:
@@ -165,34 +227,30 @@ class Router:
         return decision(chosen, "llm", raw.confidence, raw.reason or "chosen by the model")
 
     # --- all together --------------------------------------------------------------------
-    async def decide(self, text: str) -> RouteDecision:
-        """Route `text`: the first method that is sure wins."""
+    async def decide(self, text: str, *, owner: str = "anonymous") -> RouteDecision:
+        """Route `text` (sent by `owner`, whose data the probes search): the first method
+        that is sure wins."""
         found = self.by_keywords(text)
+        if found is not None:
+            return found
+        scores = await self.data_scores(text, owner)
+        found = self.by_data(scores)
         if found is None:
             found = await asyncio.to_thread(self.by_similarity, text)
         if found is None:
             found = await self.by_llm(text)
         if found is None:
-            found = decision(
-                [self.registry.default], "default", 0.0, "no agent matched; the default answers"
-            )
+            reason = "no agent matched, so the default agent answers"
+            if scores:
+                name, score = max(scores.items(), key=lambda kv: kv[1])
+                reason += (
+                    f" (the closest data match was the {name} agent's, {score:.2f} < "
+                    f"{self.data_threshold:.2f})"
+                )
+            found = decision([self.registry.default], "default", 0.0, reason)
         return found
 
 
 def _unit(matrix: np.ndarray) -> np.ndarray:
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     return matrix / np.where(norms == 0, 1.0, norms)
-
-
-# --- conditional-edge functions --------------------------------------------------------------
-
-
-def entry_nodes_for(registry: AgentRegistry) -> Callable[[dict[str, Any]], list[str]]:
-    """The routing function after `route`: the entry node of every chosen agent."""
-
-    def to_agents(state: dict[str, Any]) -> list[str]:
-        route = state.get("route") or {}
-        names = [n for n in route.get("agents", []) if n in registry] or [registry.default]
-        return [registry[name].entry for name in names]
-
-    return to_agents

@@ -6,13 +6,17 @@ logged). A session belongs to the caller that created it; any other caller gets 
 answer as for a session that does not exist, so ids cannot be probed.
 
 The rate limit is a moving window per caller (key hash, or client address without keys), kept in
-Redis by the `limits` library so every API replica shares it.
+Redis by the `limits` library so every API replica shares it. While Redis is unreachable the
+limit still holds, per process: each replica counts its own callers in memory (logged once when
+it switches and once when it switches back), so an outage of Redis neither lets unlimited
+traffic through nor turns every request into an error.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import logging
 import time
 from dataclasses import dataclass
 from typing import Annotated
@@ -21,10 +25,13 @@ import redis.asyncio as aredis
 from fastapi import Depends, HTTPException, Request, status
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
 from limits import RateLimitItemPerMinute
-from limits.aio.storage import RedisClusterStorage, RedisStorage, Storage
+from limits.aio.storage import MemoryStorage, RedisClusterStorage, RedisStorage, Storage
 from limits.aio.strategies import MovingWindowRateLimiter
+from redis.exceptions import RedisError
 
 from config import Settings
+
+log = logging.getLogger(__name__)
 
 ANONYMOUS = "anonymous"
 
@@ -82,11 +89,14 @@ CallerDep = Annotated[Caller, Depends(caller)]
 
 
 class RateLimiter:
-    """`per_minute` requests per client in a moving window, stored in Redis."""
+    """`per_minute` requests per client in a moving window, stored in Redis (in this process's
+    memory while Redis is unreachable)."""
 
     def __init__(self, storage: Storage, per_minute: int) -> None:
-        self._limiter = MovingWindowRateLimiter(storage)
+        self._shared = MovingWindowRateLimiter(storage)
+        self._local = MovingWindowRateLimiter(MemoryStorage())
         self._item = RateLimitItemPerMinute(per_minute)
+        self._degraded = False
 
     @classmethod
     def for_redis(
@@ -109,9 +119,26 @@ class RateLimiter:
             )
         return cls(storage, per_minute)
 
+    async def _hit(self, client: str) -> tuple[bool, MovingWindowRateLimiter]:
+        try:
+            allowed = await self._shared.hit(self._item, client)
+        except (RedisError, OSError) as exc:
+            if not self._degraded:
+                log.warning(
+                    "rate limiter: Redis unreachable (%s); limiting per process until it is back",
+                    exc,
+                )
+                self._degraded = True
+            return await self._local.hit(self._item, client), self._local
+        if self._degraded:
+            log.info("rate limiter: Redis is back; limits are shared again")
+            self._degraded = False
+        return allowed, self._shared
+
     async def check(self, client: str) -> None:
-        if not await self._limiter.hit(self._item, client):
-            stats = await self._limiter.get_window_stats(self._item, client)
+        allowed, limiter = await self._hit(client)
+        if not allowed:
+            stats = await limiter.get_window_stats(self._item, client)
             retry = max(1, int(stats.reset_time - time.time()))
             raise HTTPException(
                 status.HTTP_429_TOO_MANY_REQUESTS,

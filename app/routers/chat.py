@@ -10,21 +10,28 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import AsyncIterator
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
-from fastapi import APIRouter, HTTPException, Path, Query, Request, Response, status
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from fastapi import APIRouter, HTTPException, Path, Query, Response, status
+from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 from sse_starlette.sse import EventSourceResponse
 
-from graph.context import RunContext
+from agents.contract.context import AgentOptions
+from app.bodies import StrictJSONRoute
+from app.errors import (
+    COMMON_ERRORS,
+    SSE,
+    DependencyUnavailable,
+    dependency_of,
+    error_responses,
+)
+from app.security import ANONYMOUS, Caller, CallerDep
+from app.services import Services, ServicesDep
+from app.sessions import SESSION_ID_PATTERN, SessionInfo
+from app.turns import TurnRequest, describe_failure, run_turn, stream_turn
 from graph.nodes import now_iso
-from graph.security import ANONYMOUS, Caller, CallerDep
-from graph.sessions import SESSION_ID_PATTERN, SessionInfo
-from graph.turns import TurnRequest, describe_failure, run_turn, stream_turn
 
 log = logging.getLogger(__name__)
-
-router = APIRouter(tags=["chat"])
 
 SessionId = Annotated[
     str,
@@ -35,8 +42,8 @@ SessionId = Annotated[
 ]
 
 
-class ChatRequest(BaseModel):
-    """One user message."""
+class ChatMessage(BaseModel):
+    """One user message (``options`` is added per deployment: see :func:`chat_router`)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -57,9 +64,7 @@ class ChatRequest(BaseModel):
         pattern=r"^[a-z_][a-z0-9_]{0,39}$",
         description="Ask for an agent by name instead of routing.",
     )
-    options: RunContext | None = Field(
-        default=None, description="Per-run overrides (reflection switches, top-k, ...)."
-    )
+    options: AgentOptions | None = None
 
     @field_validator("message")
     @classmethod
@@ -69,12 +74,8 @@ class ChatRequest(BaseModel):
         return value
 
 
-def _services(request: Request) -> Any:
-    return request.app.state.services
-
-
-async def _owned_session(request: Request, session_id: str, who: Caller) -> SessionInfo:
-    info = await _services(request).sessions.get(session_id)
+async def _owned_session(services: Services, session_id: str, who: Caller) -> SessionInfo:
+    info = await services.sessions.get(session_id)
     if info is None or info.owner != who.owner:
         raise HTTPException(
             status.HTTP_404_NOT_FOUND,
@@ -84,8 +85,7 @@ async def _owned_session(request: Request, session_id: str, who: Caller) -> Sess
     return info
 
 
-async def _prepare(request: Request, body: ChatRequest, who: Caller) -> TurnRequest:
-    services = _services(request)
+async def _prepare(services: Services, body: ChatMessage, who: Caller) -> TurnRequest:
     limit = services.settings.max_message_chars
     if len(body.message) > limit:
         raise HTTPException(
@@ -98,11 +98,12 @@ async def _prepare(request: Request, body: ChatRequest, who: Caller) -> TurnRequ
             status.HTTP_422_UNPROCESSABLE_CONTENT, f"Unknown agent {body.agent!r}; known: {known}."
         )
     if body.session_id:
-        session = await _owned_session(request, body.session_id, who)
+        session = await _owned_session(services, body.session_id, who)
     else:
         user = body.user_id or (who.owner if who.owner != ANONYMOUS else "anonymous")
         session = await services.sessions.create(who.owner, user, now_iso())
-    return TurnRequest(session, body.message, body.agent, body.options or RunContext())
+    context = services.context(body.options, owner=who.owner)
+    return TurnRequest(session, body.message, context, body.agent)
 
 
 def _busy(session_id: str) -> HTTPException:
@@ -113,25 +114,6 @@ def _busy(session_id: str) -> HTTPException:
     )
 
 
-@router.post("/chat")
-async def chat(request: Request, body: ChatRequest, who: CallerDep) -> dict[str, Any]:
-    """Send a message; the answer comes back when the turn is complete."""
-    services = _services(request)
-    turn = await _prepare(request, body, who)
-    lock = services.sessions.lock(turn.session.session_id)
-    if not await lock.acquire():
-        raise _busy(turn.session.session_id)
-    try:
-        return await run_turn(services.graph, services.sessions, turn)
-    except HTTPException:
-        raise
-    except Exception as exc:
-        log.exception("turn failed for session %s", turn.session.session_id)
-        raise HTTPException(status.HTTP_502_BAD_GATEWAY, describe_failure(exc)) from exc
-    finally:
-        await _release(lock)
-
-
 async def _release(lock: Any) -> None:
     try:
         await lock.release()
@@ -139,37 +121,98 @@ async def _release(lock: Any) -> None:
         log.warning("session lock release failed: %s", exc)
 
 
-@router.post("/chat/stream")
-async def chat_stream(request: Request, body: ChatRequest, who: CallerDep) -> EventSourceResponse:
-    """Send a message; Server-Sent Events: `session`, `route`, `node`, `token`, `answer`."""
-    services = _services(request)
-    turn = await _prepare(request, body, who)
-    lock = services.sessions.lock(turn.session.session_id)
-    if not await lock.acquire():
-        raise _busy(turn.session.session_id)
+def chat_router(options_model: type[AgentOptions]) -> APIRouter:
+    """``POST /chat`` and ``/chat/stream``, whose ``options`` are the registered agents'."""
+    router = APIRouter(tags=["chat"], route_class=StrictJSONRoute, responses=COMMON_ERRORS)
+    request_model: Any = create_model(
+        "ChatRequest",
+        __base__=ChatMessage,
+        __doc__="One user message, with per-run option overrides.",
+        options=(
+            cast(Any, options_model | None),
+            Field(None, description="Per-run overrides of the agents' settings."),
+        ),
+    )
 
-    async def release() -> None:
-        await _release(lock)
+    async def chat(
+        body: request_model,
+        services: ServicesDep,
+        who: CallerDep,
+    ) -> dict[str, Any]:
+        """Send a message; the answer comes back when the turn is complete."""
+        turn = await _prepare(services, body, who)
+        lock = services.sessions.lock(turn.session.session_id)
+        if not await lock.acquire():
+            raise _busy(turn.session.session_id)
+        try:
+            return await run_turn(services.graph, services.sessions, turn)
+        except HTTPException:
+            raise
+        except Exception as exc:
+            dependency = dependency_of(exc)
+            if dependency:  # answered 503 by the app's handler, in one log line
+                raise DependencyUnavailable(dependency, exc) from exc
+            log.exception("turn failed for session %s", turn.session.session_id)
+            raise HTTPException(status.HTTP_502_BAD_GATEWAY, describe_failure(exc)) from exc
+        finally:
+            await _release(lock)
 
-    async def events() -> AsyncIterator[dict[str, str]]:
-        yield {"event": "session", "data": json.dumps({"session_id": turn.session.session_id})}
-        async for event in stream_turn(
-            services.graph,
-            services.sessions,
-            turn,
-            on_done=release,
-            tasks=services.background,
-        ):
-            yield {"event": event["event"], "data": json.dumps(event["data"], default=str)}
+    async def chat_stream(
+        body: request_model,
+        services: ServicesDep,
+        who: CallerDep,
+    ) -> EventSourceResponse:
+        """Send a message; Server-Sent Events: `session`, `route`, `node`, `progress`, `token`,
+        then `answer` (or `error`)."""
+        turn = await _prepare(services, body, who)
+        lock = services.sessions.lock(turn.session.session_id)
+        if not await lock.acquire():
+            raise _busy(turn.session.session_id)
 
-    return EventSourceResponse(events(), ping=15)
+        async def release() -> None:
+            await _release(lock)
+
+        async def events() -> AsyncIterator[dict[str, str]]:
+            session = {"session_id": turn.session.session_id}
+            yield {"event": "session", "data": json.dumps(session)}
+            async for event in stream_turn(
+                services.graph,
+                services.registry,
+                services.sessions,
+                turn,
+                on_done=release,
+                tasks=services.background,
+            ):
+                yield {"event": event["event"], "data": json.dumps(event["data"], default=str)}
+
+        return EventSourceResponse(events(), ping=15)
+
+    # The body's model is built here, so its annotation cannot be a name FastAPI resolves
+    # from the module (annotations are strings under `from __future__ import annotations`).
+    for endpoint in (chat, chat_stream):
+        endpoint.__annotations__["body"] = request_model
+    router.add_api_route(
+        "/chat", chat, methods=["POST"], responses=error_responses(404, 409, 413, 502)
+    )
+    router.add_api_route(
+        "/chat/stream",
+        chat_stream,
+        methods=["POST"],
+        response_class=EventSourceResponse,
+        responses={200: SSE, **error_responses(404, 409, 413)},
+    )
+    return router
 
 
-@router.get("/session/{session_id}")
-async def get_session(request: Request, session_id: SessionId, who: CallerDep) -> dict[str, Any]:
+sessions_router = APIRouter(tags=["chat"], route_class=StrictJSONRoute, responses=COMMON_ERRORS)
+
+
+@sessions_router.get("/session/{session_id}", responses=error_responses(404))
+async def get_session(
+    session_id: SessionId, services: ServicesDep, who: CallerDep
+) -> dict[str, Any]:
     """A session's summary: turns, agents used, times and the last messages."""
-    info = await _owned_session(request, session_id, who)
-    services = _services(request)
+    info = await _owned_session(services, session_id, who)
     snapshot = await services.graph.aget_state({"configurable": {"thread_id": session_id}})
     values = dict(snapshot.values or {})
     messages = values.get("messages", [])
@@ -196,16 +239,16 @@ def _message_view(message: Any) -> dict[str, Any]:
     }
 
 
-@router.get("/session/{session_id}/history")
+@sessions_router.get("/session/{session_id}/history", responses=error_responses(404))
 async def session_history(
-    request: Request,
     session_id: SessionId,
+    services: ServicesDep,
     who: CallerDep,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
 ) -> dict[str, Any]:
     """The session's checkpoints, newest first: step, the node that wrote it, time."""
-    await _owned_session(request, session_id, who)
-    graph = _services(request).graph
+    await _owned_session(services, session_id, who)
+    graph = services.graph
     snapshots = [
         s
         async for s in graph.aget_state_history(
@@ -230,11 +273,14 @@ async def session_history(
     return {"session_id": session_id, "checkpoints": entries}
 
 
-@router.delete("/session/{session_id}", status_code=status.HTTP_204_NO_CONTENT)
-async def delete_session(request: Request, session_id: SessionId, who: CallerDep) -> Response:
+@sessions_router.delete(
+    "/session/{session_id}",
+    status_code=status.HTTP_204_NO_CONTENT,
+    responses=error_responses(404, 409),
+)
+async def delete_session(session_id: SessionId, services: ServicesDep, who: CallerDep) -> Response:
     """Delete the session and every checkpoint of its thread."""
-    services = _services(request)
-    await _owned_session(request, session_id, who)
+    await _owned_session(services, session_id, who)
     lock = services.sessions.lock(session_id)
     if not await lock.acquire():
         raise _busy(session_id)

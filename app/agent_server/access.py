@@ -1,0 +1,128 @@
+"""Finding what a caller may see: its threads, their runs, the deployment's assistants.
+
+A thread of another API key is answered 404, exactly like a thread that does not exist, so ids
+cannot be probed; a run is found through its thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from fastapi import HTTPException, status
+
+from app.agent_server.ids import AssistantDef, assistants_of, thread_defaults
+from app.agent_server.state import thread_interrupts
+from app.security import Caller
+from app.serde import jsonable
+from app.services import Services
+from app.sessions import SessionInfo
+
+__all__ = [
+    "assistant",
+    "assistants",
+    "live_status",
+    "owned_run",
+    "owned_thread",
+    "thread_view",
+]
+
+STARTED_AT = "2025-01-01T00:00:00+00:00"
+"""The assistants' creation time: they are part of the deployment, not created at run time."""
+
+
+def not_found(what: str, hint: str) -> HTTPException:
+    return HTTPException(status.HTTP_404_NOT_FOUND, f"{what} not found. {hint}")
+
+
+def assistants(services: Services) -> list[AssistantDef]:
+    return assistants_of([(a.name, a.description) for a in services.registry])
+
+
+def assistant(services: Services, assistant_id: str) -> AssistantDef:
+    """The assistant with this id, or this graph / agent name (404 otherwise)."""
+    for found in assistants(services):
+        if assistant_id in (found.assistant_id, found.name):
+            return found
+    raise not_found(
+        f"Assistant {assistant_id!r}",
+        "Use 'switchyard' (the graph), an agent's name, or an id from POST /assistants/search.",
+    )
+
+
+def assistant_view(found: AssistantDef) -> dict[str, Any]:
+    return {
+        "assistant_id": found.assistant_id,
+        "graph_id": "switchyard",
+        "config": {},
+        "context": {},
+        "created_at": STARTED_AT,
+        "updated_at": STARTED_AT,
+        "metadata": found.metadata,
+        "version": 1,
+        "name": found.name,
+        "description": found.description,
+    }
+
+
+async def owned_thread(services: Services, thread_id: str, who: Caller) -> SessionInfo:
+    info = await services.sessions.get(thread_id)
+    if info is None or info.owner != who.owner:
+        raise not_found(
+            f"Thread {thread_id!r}",
+            "Create it with POST /threads (or a run with if_not_exists='create').",
+        )
+    return info
+
+
+async def owned_run(
+    services: Services, thread_id: str, run_id: str, who: Caller
+) -> tuple[SessionInfo, dict[str, str]]:
+    info = await owned_thread(services, thread_id, who)
+    record = await services.runs.get(run_id)
+    if (
+        record is None
+        or record.get("thread_id") != thread_id
+        or record.get("owner") != who.owner
+        or record.get("kind") != "agent"
+    ):
+        raise not_found(f"Run {run_id!r} of thread {thread_id!r}", "List runs with GET .../runs.")
+    return info, record
+
+
+async def live_status(services: Services, info: SessionInfo) -> str:
+    """busy while a turn or a run holds the thread or runs are waiting; else how the last run
+    left it (idle, interrupted, error)."""
+    running, active = await asyncio.gather(
+        services.sessions.is_running(info.session_id),
+        services.runs.active_run_ids(info.session_id),
+    )
+    return "busy" if running or active else info.status
+
+
+async def thread_view(
+    services: Services,
+    info: SessionInfo,
+    *,
+    with_values: bool = True,
+    status_now: str | None = None,
+) -> dict[str, Any]:
+    """A ``Thread``: ids, times, metadata, status, and the values and interrupts of its
+    latest checkpoint."""
+    view: dict[str, Any] = {
+        "thread_id": info.session_id,
+        "created_at": info.created_at,
+        "updated_at": info.updated_at or info.created_at,
+        "state_updated_at": info.updated_at or info.created_at,
+        "metadata": {**thread_defaults(), **info.metadata},
+        "config": {},
+        "status": status_now or await live_status(services, info),
+        "values": {},
+        "interrupts": {},
+        "error": info.error or None,
+    }
+    if with_values:
+        snapshot = await services.graph.aget_state({"configurable": {"thread_id": info.session_id}})
+        view["values"] = jsonable(snapshot.values or {})
+        view["interrupts"] = thread_interrupts(snapshot)
+    return view

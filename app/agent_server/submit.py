@@ -1,0 +1,241 @@
+"""Turning an Agent Server run request into a background run of the one graph.
+
+Every run, whether the caller streams it, waits for it or leaves it in the background, and
+whether it runs on a thread or on a temporary one (stateless), is a serial run of the run
+facility (:mod:`app.runs`): validated here, queued, run by a worker in any API process, its
+events written to the run's Redis stream, which the HTTP endpoints tail. So a run outlives
+its HTTP request and its process: a run left by a dead process is taken over and resumed from
+its last checkpoint.
+
+Double texting (a run sent while the thread is busy) follows ``multitask_strategy``:
+``reject`` answers 409; ``enqueue`` runs it after the thread's earlier runs; ``interrupt``
+cancels them (their checkpoints stay) and ``rollback`` cancels them and deletes what they
+saved, then runs it.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from fastapi import HTTPException, status
+
+from app.agent_server.access import assistant, not_found
+from app.agent_server.ids import GRAPH_ID, AssistantDef
+from app.agent_server.inputs import (
+    check_command,
+    check_nodes,
+    graph_input,
+    run_options,
+    unprocessable,
+)
+from app.agent_server.models import Checkpoint, RunCreate
+from app.runs.spec import Durability, RunSpec
+from app.runs.store import now_iso
+from app.runs.webhooks import WebhookRejected, check_webhook_url
+from app.security import ANONYMOUS, Caller
+from app.services import Services
+from app.sessions import SessionInfo
+
+__all__ = ["Submitted", "cancel_run", "submit_run"]
+
+
+@dataclass
+class Submitted:
+    """A queued run: its id, its thread, and what the HTTP endpoints need to follow it."""
+
+    run_id: str
+    thread_id: str
+    record: dict[str, str]
+    resumable: bool
+    modes: list[str]
+
+
+def _durability(body: RunCreate) -> Durability:
+    if body.durability is not None:
+        return body.durability
+    if body.checkpoint_during is False:
+        return "exit"
+    return "sync"  # each step saved before the next: what recovery resumes from
+
+
+def _checkpoint(body: RunCreate) -> Checkpoint | None:
+    if body.checkpoint is not None and body.checkpoint.checkpoint_id:
+        return body.checkpoint
+    if body.checkpoint_id:
+        return Checkpoint(checkpoint_id=body.checkpoint_id)
+    configured = ((body.config.configurable or {}) if body.config else {}).get("checkpoint_id")
+    if isinstance(configured, str) and configured:
+        return Checkpoint(checkpoint_id=configured[:64])
+    return None
+
+
+async def _validated(
+    services: Services, body: RunCreate, thread: SessionInfo, found: AssistantDef
+) -> tuple[RunSpec, Any, dict[str, Any]]:
+    graph = services.graph
+    limit = services.settings.max_message_chars
+    if body.after_seconds:
+        raise unprocessable(
+            "after_seconds is not supported: scheduled runs are not available here; start the "
+            "run when it is due"
+        )
+    if body.command is not None and body.input is not None:
+        raise unprocessable("send input or command, not both")
+    check_nodes(graph, body.interrupt_before, "interrupt_before")
+    check_nodes(graph, body.interrupt_after, "interrupt_after")
+    command = check_command(graph, body.command, limit) if body.command is not None else None
+    run_input = graph_input(
+        body.input,
+        thread_id=thread.session_id,
+        user_id=thread.user_id or "anonymous",
+        agents=services.registry.names,
+        target_agent=found.agent,
+        max_chars=limit,
+    )
+    options = run_options(services.options_model, body.context, body.config)
+    checkpoint = _checkpoint(body)
+    if checkpoint is not None:
+        if checkpoint.checkpoint_ns:
+            raise unprocessable(
+                "checkpoint.checkpoint_ns must be '' (runs start from a checkpoint of the root "
+                "graph)"
+            )
+        config = {
+            "configurable": {
+                "thread_id": thread.session_id,
+                "checkpoint_ns": "",
+                "checkpoint_id": checkpoint.checkpoint_id,
+            }
+        }
+        if await services.checkpointer.aget_tuple(config) is None:  # type: ignore[arg-type]
+            raise not_found(
+                f"Checkpoint {checkpoint.checkpoint_id!r} of thread {thread.session_id!r}",
+                "Pick one from POST /threads/{thread_id}/history.",
+            )
+    if body.webhook is not None:
+        try:
+            await check_webhook_url(body.webhook, services.settings)
+        except WebhookRejected as exc:
+            raise unprocessable(f"webhook: {exc}") from None
+    modes = body.stream_mode if isinstance(body.stream_mode, list) else [body.stream_mode]
+    config_in = body.config
+    spec = RunSpec(
+        kind="agent",
+        stream_modes=list(dict.fromkeys(modes)),
+        subgraphs=body.stream_subgraphs,
+        command=command,
+        checkpoint={"checkpoint_id": checkpoint.checkpoint_id, "checkpoint_ns": ""}
+        if checkpoint
+        else None,
+        interrupt_before=body.interrupt_before,
+        interrupt_after=body.interrupt_after,
+        durability=_durability(body),
+        recursion_limit=(config_in.recursion_limit if config_in else None) or 100,
+        tags=list((config_in.tags if config_in else None) or []),
+        metadata={
+            **(body.metadata or {}),
+            "graph_id": GRAPH_ID,
+            "assistant_id": found.assistant_id,
+            "thread_id": thread.session_id,
+        },
+        webhook=body.webhook,
+        resumable=body.stream_resumable,
+    )
+    return spec, run_input, options
+
+
+async def _make_room(services: Services, body: RunCreate, thread_id: str) -> None:
+    """Apply the multitask strategy when the thread is busy."""
+    active = await services.runs.active_run_ids(thread_id)
+    if not active and not await services.sessions.is_running(thread_id):
+        return
+    strategy = body.multitask_strategy
+    if strategy == "reject":
+        raise HTTPException(
+            status.HTTP_409_CONFLICT,
+            f"Thread {thread_id!r} is busy with another run; retry when it is done, or send "
+            "multitask_strategy 'enqueue', 'interrupt' or 'rollback'.",
+        )
+    if strategy in ("interrupt", "rollback"):
+        for run_id in active:
+            await cancel_run(services, run_id, thread_id, strategy)
+
+
+async def cancel_run(services: Services, run_id: str, thread_id: str, action: str) -> str:
+    """Cancel a run: "cancelled" (it had not started), "cancelling" (its worker stops it
+    within a heartbeat) or its status (already over)."""
+    verdict = await services.runs.cancel(run_id, action)
+    if verdict == "cancelled":  # never started: end its stream and settle it here
+        await services.runs.emit(run_id, "cancelled", {"status": "cancelled"})
+        await services.runs.settle(run_id, thread_id)
+        if action == "rollback":
+            await services.runs.delete(run_id, thread_id)
+    return verdict
+
+
+async def submit_run(
+    services: Services,
+    who: Caller,
+    body: RunCreate,
+    *,
+    thread_id: str | None,
+) -> Submitted:
+    """Validate and queue a run on ``thread_id`` (None: stateless, on a temporary thread)."""
+    found = assistant(services, body.assistant_id)
+    user = who.owner if who.owner != ANONYMOUS else "anonymous"
+    stateless = thread_id is None
+    if thread_id is None:
+        thread = await services.sessions.create(
+            who.owner, user, now_iso(), thread_id=str(uuid.uuid4()), metadata={"temporary": True}
+        )
+    else:
+        existing = await services.sessions.get(thread_id)
+        if existing is None and body.if_not_exists == "create":
+            existing, _ = await services.sessions.create_if_absent(
+                who.owner, user, now_iso(), thread_id=thread_id
+            )
+        if existing is None or existing.owner != who.owner:
+            raise not_found(
+                f"Thread {thread_id!r}",
+                "Create it with POST /threads, or send if_not_exists='create'.",
+            )
+        thread = existing
+    try:
+        spec, run_input, options = await _validated(services, body, thread, found)
+    except HTTPException:
+        if stateless:
+            await services.sessions.delete(thread.session_id)
+        raise
+    spec.temporary = stateless and body.on_completion != "keep"
+    if not stateless:
+        await _make_room(services, body, thread.session_id)
+    metadata = {**thread.metadata, "graph_id": GRAPH_ID, "assistant_id": found.assistant_id}
+    await services.sessions.update(thread, metadata=metadata, updated_at=now_iso())
+    run_id = str(uuid.uuid4())
+    kwargs = body.model_dump(
+        exclude_none=True, exclude={"assistant_id", "metadata", "multitask_strategy"}
+    )
+    meta = {
+        "assistant_id": found.assistant_id,
+        "multitask_strategy": body.multitask_strategy,
+        "metadata": body.metadata or {},
+        "kwargs": kwargs,
+        "resumable": body.stream_resumable,
+        "stream_mode": spec.stream_modes,
+    }
+    await services.runs.submit(
+        owner=who.owner,
+        thread_id=thread.session_id,
+        run_input=run_input,
+        options=options,
+        agent=found.agent,
+        meta=meta,
+        run_id=run_id,
+        spec=spec.as_dict(),
+        kind="agent",
+        serial=True,
+    )
+    record = await services.runs.get(run_id) or {}
+    return Submitted(run_id, thread.session_id, record, body.stream_resumable, spec.stream_modes)

@@ -1,0 +1,188 @@
+"""The analytics component: the demo dataset, the read-only reader pool and the chart store.
+
+At start-up (API and Studio), :func:`start_analytics`
+- seeds schema ``analytics`` in the process's Postgres (DATABASE_URL, or the embedded one) when
+  ANALYTICS_SEED_ON_START is set: idempotent (a version marker; milliseconds once seeded) and
+  safe when several processes start at once (an advisory lock); it also (re)creates the reader
+  role ANALYTICS_READER_USER, which may only read that schema;
+- opens the reader pool (connections log in as the reader role; opened lazily, so a start-up
+  never waits for it) and closes it at shutdown;
+- provides the agents' services with the ``AnalyticsContext`` (pool and limits) and the
+  ``ChartStore`` (answers' charts in Redis, per owner, for ANALYTICS_CHART_TTL_SECONDS);
+- adds the ``analytics`` health check (the reader pool reads the dataset's marker; not required:
+  a missing dataset degrades analytics only) and the ``analytics`` metrics (pool and charts).
+
+``python main.py seed-analytics`` (:func:`seed_command`) seeds on demand against DATABASE_URL,
+or the embedded Postgres under DATA_DIR when it is unset, and prints what it did.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import sys
+import time
+from typing import TYPE_CHECKING, Any
+
+import psycopg
+from psycopg.conninfo import conninfo_to_dict
+from psycopg_pool import AsyncConnectionPool
+
+from app.storage import Dependency, EmbeddedPostgres, StartupError
+from config import Settings, redact_url
+from tools.analytics.chartstore import ChartStore
+from tools.analytics.context import AnalyticsContext
+from tools.analytics.dataset import DATASET_VERSION
+from tools.analytics.executor import open_reader_pool, reader_conninfo
+from tools.analytics.schema import MARKER_TABLE, SCHEMA
+from tools.analytics.seed import SeedError, SeedReport, ensure_seeded
+
+if TYPE_CHECKING:  # app.components lists this module's starter: no import cycle at run time
+    from app.components import Components
+
+log = logging.getLogger(__name__)
+
+#: How long the health check waits for a reader connection.
+HEALTH_TIMEOUT_SECONDS = 3.0
+
+
+def _reader_password(settings: Settings) -> str | None:
+    secret = settings.analytics_reader_password
+    return secret.get_secret_value() if secret is not None else None
+
+
+def seed(settings: Settings, database_url: str, *, force: bool = False) -> SeedReport:
+    """Seed schema ``analytics`` at ``database_url`` (blocking; StartupError names the fix)."""
+    try:
+        return ensure_seeded(
+            database_url,
+            reader_user=settings.analytics_reader_user,
+            reader_password=_reader_password(settings),
+            force=force,
+        )
+    except SeedError as exc:
+        raise StartupError(f"analytics: {exc}") from None
+
+
+async def start_analytics(components: Components) -> None:
+    """Seed (when configured), open the reader pool, provide the context and the chart store."""
+    settings = components.settings
+    stores = components.stores
+    if settings.analytics_seed_on_start:
+        report = await asyncio.to_thread(seed, settings, stores.database_url)
+        if not report.seeded:
+            log.info("analytics dataset %s present (%s sales)", report.version,
+                     report.row_counts.get("sales", "?"))  # fmt: skip
+    conninfo = reader_conninfo(
+        stores.database_url, settings.analytics_reader_user, _reader_password(settings)
+    )
+    pool = open_reader_pool(
+        conninfo,
+        max_size=settings.analytics_pool_size,
+        timeout=settings.connect_timeout_seconds,
+    )
+    await pool.open()  # min_size 0: no connection is made until a query needs one
+    components.stack.push_async_callback(pool.close)
+    components.agents.provide(AnalyticsContext.from_settings(settings, pool))
+    charts = ChartStore(stores.redis, ttl_seconds=settings.analytics_chart_ttl_seconds)
+    components.agents.provide(charts)
+    target = _target(conninfo)
+    mode = "server" if settings.database_url else "embedded"
+
+    async def check() -> Dependency:
+        return await reader_health(pool, target, mode)
+
+    def snapshot() -> dict[str, Any]:
+        return {"pool": pool.get_stats(), "charts": charts.stats.as_dict()}
+
+    components.health.append(check)
+    components.metrics["analytics"] = snapshot
+
+
+def _target(conninfo: str) -> str:
+    params = conninfo_to_dict(conninfo)
+    return f"{params.get('user')}@{params.get('host') or 'localhost'}/{params.get('dbname')}"
+
+
+async def reader_health(
+    pool: AsyncConnectionPool,
+    target: str,
+    mode: str,
+    timeout: float = HEALTH_TIMEOUT_SECONDS,
+) -> Dependency:
+    """The reader pool's health: it connects as the reader and reads the dataset's marker
+    (``mode``: the Postgres it reads is a ``server`` or the ``embedded`` one)."""
+    started = time.perf_counter()
+
+    def done(status: str, error: str | None = None) -> Dependency:
+        ms = round((time.perf_counter() - started) * 1000, 2)
+        return Dependency("analytics", status, mode, ms, target, error, required=False)
+
+    try:
+        async with pool.connection(timeout=timeout) as conn:
+            cursor = await conn.execute(
+                f"SELECT version FROM {SCHEMA}.{MARKER_TABLE} ORDER BY seeded_at DESC LIMIT 1"
+            )
+            row = await cursor.fetchone()
+    except psycopg.errors.UndefinedTable:
+        return done(
+            "error",
+            "the analytics dataset is not seeded: run `python main.py seed-analytics` or set "
+            "ANALYTICS_SEED_ON_START=true",
+        )
+    except Exception as exc:
+        reason = "timed out" if isinstance(exc, TimeoutError) else f"{type(exc).__name__}: {exc}"
+        return done("error", reason.splitlines()[0])
+    if row is None or row[0] != DATASET_VERSION:
+        found = row[0] if row else "none"
+        return done(
+            "error",
+            f"the analytics dataset is version {found}, this release reads {DATASET_VERSION}: run "
+            "`python main.py seed-analytics`",
+        )
+    return done("ok")
+
+
+# --- python main.py seed-analytics -----------------------------------------------------------
+
+
+def seed_command(settings: Settings, *, force: bool = False, as_json: bool = False) -> int:
+    """Seed the dataset against DATABASE_URL (or the embedded Postgres) and print what happened.
+
+    Exit status 0 when the dataset is in place, 3 when the database or the role setup failed.
+    """
+    embedded: EmbeddedPostgres | None = None
+    try:
+        if settings.database_url:
+            url = settings.database_url
+        else:
+            embedded = EmbeddedPostgres(settings.data_dir)
+            url = embedded.url
+        report = seed(settings, url, force=force)
+    except (StartupError, psycopg.Error) as exc:
+        print(f"seed-analytics failed: {str(exc).strip()}", file=sys.stderr)
+        return 3
+    finally:
+        if embedded is not None:
+            embedded.stop()
+    where = redact_url(url) if settings.database_url else f"the embedded Postgres ({url})"
+    if as_json:
+        print(json.dumps({"database": where, **report.__dict__}, indent=2))
+        return 0
+    counts = ", ".join(f"{table} {n:,}" for table, n in report.row_counts.items())
+    if report.seeded:
+        print(
+            f"Seeded the analytics dataset {report.version} into schema {SCHEMA} of {where} in "
+            f"{report.seconds:.1f} s: {counts}."
+        )
+    else:
+        print(
+            f"The analytics dataset {report.version} is already in schema {SCHEMA} of {where}; "
+            f"nothing to do ({counts}). Use --force to seed it again."
+        )
+    print(
+        f"Reader role {report.reader_role}: SELECT on schema {SCHEMA} only, read-only "
+        "transactions; analytics SQL runs as this role."
+    )
+    return 0

@@ -1,0 +1,111 @@
+"""The FastAPI app: `create_app(settings)` wires the routers, the error handlers, the body
+limit and the lifespan that opens (and closes) the process's `Services`."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import psycopg
+from fastapi import FastAPI
+from fastapi.exceptions import RequestValidationError
+from fastapi.middleware.cors import CORSMiddleware
+from fastapi_offline import FastAPIOffline
+from starlette.exceptions import HTTPException
+
+from app.agent_server import routers as agent_server_routers
+from app.bodies import BodySizeLimit, PrivateNetworkAccess
+from app.errors import (
+    REDIS_OUTAGES,
+    DependencyUnavailable,
+    http_error,
+    unavailable_error,
+    unexpected_error,
+    validation_error,
+)
+from app.routers.analyses import router as analyses_router
+from app.routers.analytics import router as analytics_router
+from app.routers.chat import chat_router, sessions_router
+from app.routers.coding import router as coding_router
+from app.routers.documents import router as documents_router
+from app.routers.ops import router as ops_router
+from app.services import Services
+from config import Settings, get_settings
+from graph.registry import AgentRegistry
+from graph.workflow import build_registry
+
+log = logging.getLogger("switchyard")
+
+
+def create_app(
+    settings: Settings | None = None, *, registry: AgentRegistry | None = None
+) -> FastAPI:
+    """The Switchyard API, configured by `settings` (default: the environment), serving the
+    agents of `registry` (default: every shipped agent)."""
+    settings = settings or get_settings()
+    registry = registry or build_registry()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        services = await Services.start(settings, registry=registry)
+        app.state.services = services
+        app.state.rate_limiter = services.rate_limiter
+        log.info(
+            "Switchyard ready: LLM provider %s (%s)",
+            services.provider.provider,
+            services.provider.reason,
+        )
+        try:
+            yield
+        finally:
+            await services.stop()
+
+    # Swagger UI and ReDoc from files in the fastapi-offline wheel, not a CDN: /docs works
+    # offline.
+    app = FastAPIOffline(
+        title="Switchyard",
+        version="0.1.0",
+        description="A multi-agent LangGraph server: chat sessions, knowledge, test analysis.",
+        lifespan=lifespan,
+    )
+    app.state.settings = settings
+    app.add_exception_handler(HTTPException, http_error)
+    app.add_exception_handler(RequestValidationError, validation_error)
+    outages: tuple[type[Exception], ...] = (
+        DependencyUnavailable,
+        *REDIS_OUTAGES,
+        psycopg.OperationalError,
+    )
+    for outage in outages:
+        app.add_exception_handler(outage, unavailable_error)
+    app.add_exception_handler(Exception, unexpected_error)
+    app.add_middleware(BodySizeLimit, max_bytes=settings.max_request_bytes)
+    if settings.cors_origins:
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=settings.cors_origins,
+            allow_methods=["*"],
+            allow_headers=["*"],
+            # the Agent Server clients read these (run ids, re-attach URLs, pages)
+            expose_headers=[
+                "Content-Location",
+                "Location",
+                "X-Pagination-Next",
+                "X-Pagination-Total",
+            ],
+        )
+        # outermost: Studio's page (public) calling a server on this machine (private)
+        app.add_middleware(PrivateNetworkAccess)
+    from agents.contract.context import options_model_for
+
+    app.include_router(ops_router)
+    app.include_router(chat_router(options_model_for(registry.options())))
+    app.include_router(sessions_router)
+    app.include_router(analyses_router)
+    app.include_router(documents_router)
+    app.include_router(coding_router)
+    app.include_router(analytics_router)
+    for router in agent_server_routers():
+        app.include_router(router)
+    return app

@@ -1,0 +1,62 @@
+"""Engines the app opens for agents at start-up (sandbox, analytics database, personal data).
+
+Each component is one ``start(components)`` function in a module of its own under ``app/``: it
+opens its engine with ``components.settings`` and ``components.stores``, registers it with the
+agents' services (``components.agents.provide(engine)``, which the agent's build and nodes
+read), pushes its closing onto ``components.stack``, and may add a health check (shown by
+``/health``) and a metrics source (shown by ``/metrics``). The API (`app.services`) and Studio
+(`app.studio`) open every component of :data:`STARTERS` before the graph is compiled (a
+prebuilt agent is compiled with its engine's tools).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
+from typing import Any
+
+from agents.contract.context import AgentServices
+from app.analytics_component import start_analytics
+from app.coding_component import start_coding
+from app.storage import Dependency, Stores
+from config import Settings
+
+#: A health check: the component's dependency state (status ok/error, reason, latency).
+HealthCheck = Callable[[], Awaitable[Dependency]]
+#: A metrics source: the component's counters (JSON-able).
+MetricsSource = Callable[[], dict[str, Any]]
+
+
+@dataclass
+class Components:
+    """What components open with, and what they add to the process."""
+
+    settings: Settings
+    agents: AgentServices
+    stores: Stores
+    stack: AsyncExitStack = field(default_factory=AsyncExitStack)
+    health: list[HealthCheck] = field(default_factory=list)
+    metrics: dict[str, MetricsSource] = field(default_factory=dict)
+
+    async def aclose(self) -> None:
+        await self.stack.aclose()
+
+
+#: ``start(components)``: open one component.
+Starter = Callable[[Components], Awaitable[None]]
+
+#: Every component, opened in this order (closed in reverse).
+STARTERS: list[Starter] = [start_coding, start_analytics]
+
+
+async def open_components(settings: Settings, agents: AgentServices, stores: Stores) -> Components:
+    """Open every component (closed by ``Components.aclose``, also when one fails)."""
+    components = Components(settings, agents, stores)
+    try:
+        for start in STARTERS:
+            await start(components)
+    except BaseException:
+        await components.aclose()
+        raise
+    return components

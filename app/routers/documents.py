@@ -1,0 +1,153 @@
+"""REST for the knowledge base: upload (`POST /documents`), list, show and delete documents.
+
+Every endpoint needs the caller's API key when API_KEYS is set (and counts toward the rate
+limit); documents are shared by every caller of the server (no owner scoping). Uploads are
+checked per file: a file that cannot be ingested (unsupported, binary, empty, not UTF-8, above
+MAX_DOCUMENT_BYTES) gets its own error while the others go in, and nothing already indexed is
+lost. A body above MAX_REQUEST_BYTES is refused with 413 before it is read.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from pathlib import PurePosixPath
+from typing import Annotated, Any
+
+from fastapi import APIRouter, File, HTTPException, Query, Request, Response, UploadFile, status
+from fastapi.responses import JSONResponse
+
+from agents.knowledge.store import KnowledgeStore
+from agents.knowledge.types import FileResult, IngestReport
+from app.bodies import StrictJSONRoute
+from app.errors import COMMON_ERRORS, error_responses
+from app.security import CallerDep
+from app.services import get_services
+
+router = APIRouter(tags=["knowledge"], route_class=StrictJSONRoute, responses=COMMON_ERRORS)
+
+#: Longest upload name kept (the name becomes the document's source ``upload:<name>``).
+MAX_NAME_CHARS = 200
+_UNSAFE = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def _store(request: Request) -> KnowledgeStore:
+    return get_services(request).knowledge
+
+
+def upload_name(raw: str | None, index: int) -> str:
+    """A safe display name for an upload: its base name without control characters."""
+    name = PurePosixPath((raw or "").replace("\\", "/")).name
+    name = _UNSAFE.sub("", name).strip()[:MAX_NAME_CHARS]
+    return name if name and name not in (".", "..") else f"upload-{index + 1}"
+
+
+def _too_large(name: str, limit: int) -> FileResult:
+    return FileResult(
+        path=name,
+        status="error",
+        error=f"{name}: larger than MAX_DOCUMENT_BYTES ({limit:,} bytes); split the file or "
+        "raise MAX_DOCUMENT_BYTES",
+    )
+
+
+def _response_body(report: IngestReport) -> dict[str, Any]:
+    body = report.to_dict()
+    body["failed_files"] = len(report.failed_files)
+    return body
+
+
+@router.post("/documents", responses=error_responses(413))
+async def upload_documents(
+    request: Request,
+    who: CallerDep,
+    files: Annotated[
+        list[UploadFile],
+        File(description="One or more files: .md, .txt, .rst, .html, .pdf or BEIR .jsonl."),
+    ],
+) -> Any:
+    """Ingest uploaded files into the knowledge base; per-file results.
+
+    Uploading a file with the same name again skips it when unchanged and replaces its old
+    chunks when changed. Answers 200 when at least one file went in (check each file's
+    ``status``), 413 when every file was too large, 422 when no file could be ingested.
+    """
+    store = _store(request)
+    limit = store.settings.max_document_bytes
+    uploads: list[tuple[str, bytes]] = []
+    slots: list[FileResult | int] = []  # a ready error, or the index into uploads
+    seen: set[str] = set()
+    for index, upload in enumerate(files):
+        name = upload_name(upload.filename, index)
+        data = await upload.read(limit + 1)  # never more than the limit in memory
+        await upload.close()
+        if len(data) > limit:
+            slots.append(_too_large(name, limit))
+        elif name in seen:  # one name is one document: a second copy would replace the first
+            slots.append(FileResult(path=name, status="error", error=f"{name}: sent twice in "
+                                    "this upload; rename one of the files"))  # fmt: skip
+        else:
+            seen.add(name)
+            slots.append(len(uploads))
+            uploads.append((name, data))
+    ingested = await store.ingest_uploads(uploads) if uploads else IngestReport()
+    report = IngestReport(
+        files=[s if isinstance(s, FileResult) else ingested.files[s] for s in slots],
+        seconds=ingested.seconds,
+    )
+    body = _response_body(report)
+    went_in = [f for f in report.files if f.status != "error"]
+    if went_in:
+        return body
+    too_large = all(f.error and "MAX_DOCUMENT_BYTES" in f.error for f in report.files)
+    code = status.HTTP_413_CONTENT_TOO_LARGE if too_large else 422
+    message = "No file could be ingested: " + "; ".join(f.error or f.path for f in report.files)
+    return JSONResponse({"error": {"status": code, "message": message, **body}}, code)
+
+
+@router.get("/documents")
+async def list_documents(
+    request: Request,
+    who: CallerDep,
+    limit: Annotated[int, Query(ge=1, le=1000, description="Page size.")] = 100,
+    offset: Annotated[int, Query(ge=0, description="Documents to skip.")] = 0,
+) -> dict[str, Any]:
+    """The ingested documents, sorted by source then title, one page at a time."""
+    rows = await _store(request).list_documents()
+    page = rows[offset : offset + limit]
+    following = offset + len(page)
+    return {
+        "documents": [row.to_dict() for row in page],
+        "total": len(rows),
+        "limit": limit,
+        "offset": offset,
+        "next_offset": following if following < len(rows) else None,
+    }
+
+
+def _not_found(document_id: uuid.UUID) -> HTTPException:
+    return HTTPException(
+        status.HTTP_404_NOT_FOUND,
+        f"Document {str(document_id)!r} not found; GET /documents lists the ingested ones.",
+    )
+
+
+@router.get("/documents/{document_id}", responses=error_responses(404))
+async def get_document(request: Request, who: CallerDep, document_id: uuid.UUID) -> dict[str, Any]:
+    """One document's registry entry (title, source, chunks, content hash, times)."""
+    record = await _store(request).get_document(str(document_id))
+    if record is None:
+        raise _not_found(document_id)
+    return record.to_dict()
+
+
+@router.delete(
+    "/documents/{document_id}",
+    status_code=status.HTTP_204_NO_CONTENT,
+    responses=error_responses(404),
+)
+async def delete_document(request: Request, who: CallerDep, document_id: uuid.UUID) -> Response:
+    """Remove a document and its chunks from both indexes."""
+    if not await _store(request).delete_document(str(document_id)):
+        raise _not_found(document_id)
+    return Response(status_code=status.HTTP_204_NO_CONTENT)

@@ -1,0 +1,288 @@
+"""Threads (chat sessions): a registry record per thread, a per-owner index and a run lock.
+
+One registry serves `/chat` and the Agent Server API: a chat session IS a thread. The
+conversation itself is the thread's checkpoints; the record says who owns the thread, its
+metadata, times, the agents it used and how its last run ended. The per-owner index (a sorted
+set by creation time) answers thread search and count for one API key without scanning Redis.
+
+The lock makes a thread single-writer: a second message while a turn runs gets 409, never
+interleaved state. `/chat` takes it with redis-py's `Lock` (a random token in a key with a
+timeout); a background run takes the same key with its run id as the token
+(:meth:`SessionStore.hold`), re-entrant, so a worker that takes over a run of a dead process
+gets the lock back at once. Either way it holds across replicas.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import redis.asyncio as aredis
+from redis.asyncio.lock import Lock
+
+SESSION_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]{7,63}$"
+_SESSION_ID = re.compile(SESSION_ID_PATTERN)
+#: What a thread's last run left it as (``busy`` is live: the lock or active runs).
+THREAD_STATUSES = ("idle", "busy", "interrupted", "error")
+
+# KEYS: lock; ARGV: token, ttl ms -> 1 (held by token now) | 0 (held by another)
+_HOLD = """
+local v = redis.call('GET', KEYS[1])
+if v == ARGV[1] then redis.call('PEXPIRE', KEYS[1], ARGV[2]) return 1 end
+if v then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return 1
+"""
+# KEYS: lock; ARGV: token -> 1 | 0
+_UNHOLD = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+"""
+
+
+def valid_session_id(value: str) -> bool:
+    """Session ids are 8-64 characters of letters, digits, `_` and `-` (UUIDs fit)."""
+    return bool(_SESSION_ID.match(value))
+
+
+@dataclass
+class SessionInfo:
+    """The registry record of one thread (session)."""
+
+    session_id: str
+    owner: str
+    user_id: str
+    created_at: str
+    agents: list[str] = field(default_factory=list)
+    metadata: dict[str, Any] = field(default_factory=dict)
+    updated_at: str = ""
+    status: str = "idle"
+    error: str = ""
+
+    @property
+    def thread_id(self) -> str:
+        return self.session_id
+
+    def as_hash(self) -> dict[Any, Any]:
+        return {
+            "owner": self.owner,
+            "user_id": self.user_id,
+            "created_at": self.created_at,
+            "agents": json.dumps(self.agents),
+            "metadata": json.dumps(self.metadata),
+            "updated_at": self.updated_at or self.created_at,
+            "status": self.status,
+            "error": self.error,
+        }
+
+    @classmethod
+    def from_hash(cls, session_id: str, raw: dict[Any, Any]) -> SessionInfo:
+        data = {_text(k): _text(v) for k, v in raw.items()}
+        return cls(
+            session_id=session_id,
+            owner=data.get("owner", ""),
+            user_id=data.get("user_id", ""),
+            created_at=data.get("created_at", ""),
+            agents=json.loads(data.get("agents") or "[]"),
+            metadata=json.loads(data.get("metadata") or "{}"),
+            updated_at=data.get("updated_at") or data.get("created_at", ""),
+            status=data.get("status") or "idle",
+            error=data.get("error") or "",
+        )
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def _score(stamp: str) -> float:
+    try:
+        return datetime.fromisoformat(stamp).timestamp()
+    except ValueError:
+        return 0.0
+
+
+class SessionStore:
+    """Thread records, the per-owner index and run locks in Redis."""
+
+    def __init__(
+        self,
+        redis: aredis.Redis | aredis.RedisCluster,
+        *,
+        ttl_seconds: int | None = None,
+        lock_seconds: float = 600.0,
+        prefix: str = "sy:session:",
+    ) -> None:
+        self.redis = redis
+        self.ttl_seconds = ttl_seconds
+        self.lock_seconds = lock_seconds
+        self.prefix = prefix
+        self._hold = redis.register_script(_HOLD)
+        self._unhold = redis.register_script(_UNHOLD)
+
+    def _key(self, session_id: str) -> str:
+        return f"{self.prefix}{{{session_id}}}"
+
+    def _lock_key(self, session_id: str) -> str:
+        return f"{self.prefix}{{{session_id}}}:lock"
+
+    def _index_key(self, owner: str) -> str:
+        return f"sy:sessions-of:{{{owner}}}"
+
+    # --- records ---------------------------------------------------------------------------
+    async def create(
+        self,
+        owner: str,
+        user_id: str,
+        created_at: str,
+        *,
+        thread_id: str | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> SessionInfo:
+        """A new thread record (a fresh id unless ``thread_id`` is given)."""
+        info, _ = await self.create_if_absent(
+            owner, user_id, created_at, thread_id=thread_id, metadata=metadata
+        )
+        return info
+
+    async def create_if_absent(
+        self,
+        owner: str,
+        user_id: str,
+        created_at: str,
+        *,
+        thread_id: str | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> tuple[SessionInfo, bool]:
+        """(the record, True) if it was created now; (the existing record, False) if a record
+        with ``thread_id`` exists (whoever owns it: the caller checks)."""
+        info = SessionInfo(
+            thread_id or uuid.uuid4().hex,
+            owner,
+            user_id,
+            created_at,
+            metadata=dict(metadata or {}),
+            updated_at=created_at,
+        )
+        key = self._key(info.session_id)
+        # HSETNX on the owner field claims the id atomically; the rest follows.
+        if not await self.redis.hsetnx(key, "owner", owner):
+            existing = await self.get(info.session_id)
+            if existing is not None:
+                return existing, False
+        await self.redis.hset(key, mapping=info.as_hash())
+        if self.ttl_seconds:
+            await self.redis.expire(key, self.ttl_seconds)
+        await self.redis.zadd(self._index_key(owner), {info.session_id: _score(created_at)})
+        return info, True
+
+    async def get(self, session_id: str) -> SessionInfo | None:
+        raw = await self.redis.hgetall(self._key(session_id))
+        if not raw or b"created_at" not in raw and "created_at" not in raw:
+            return None
+        return SessionInfo.from_hash(session_id, raw)
+
+    async def get_many(self, session_ids: Iterable[str]) -> list[SessionInfo | None]:
+        """Records of these ids, in order (None where missing)."""
+        ids = list(session_ids)
+        if not ids:
+            return []
+        pipe = self.redis.pipeline(transaction=False)
+        for session_id in ids:
+            pipe.hgetall(self._key(session_id))
+        replies = await pipe.execute()
+        return [
+            SessionInfo.from_hash(i, raw) if raw else None
+            for i, raw in zip(ids, replies, strict=True)
+        ]
+
+    async def owned_ids(self, owner: str) -> list[str]:
+        """Every thread id of ``owner``, oldest first (expired records are pruned on read)."""
+        return [_text(m) for m in await self.redis.zrange(self._index_key(owner), 0, -1)]
+
+    async def forget(self, owner: str, session_ids: Iterable[str]) -> None:
+        """Drop ids from the owner's index (their records expired)."""
+        ids = list(session_ids)
+        if ids:
+            await self.redis.zrem(self._index_key(owner), *ids)
+
+    async def update(self, info: SessionInfo, **fields: Any) -> None:
+        """Set fields of a record (``metadata`` is stored whole: merge before calling)."""
+        mapping: dict[Any, Any] = {}
+        for name, value in fields.items():
+            setattr(info, name, value)
+            mapping[name] = json.dumps(value) if name in ("metadata", "agents") else str(value)
+        key = self._key(info.session_id)
+        await self.redis.hset(key, mapping=mapping)
+        if self.ttl_seconds:
+            await self.redis.expire(key, self.ttl_seconds)
+
+    async def set_status(
+        self, session_id: str, status: str, updated_at: str, error: str = ""
+    ) -> None:
+        """How the thread's last run ended (no-op for a thread without a record)."""
+        key = self._key(session_id)
+        if not await self.redis.exists(key):
+            return
+        await self.redis.hset(
+            key, mapping={"status": status, "updated_at": updated_at, "error": error}
+        )
+
+    async def record_agents(self, info: SessionInfo, agents: list[str]) -> None:
+        """Remember the agents a turn used (called under the session's lock)."""
+        merged = list(dict.fromkeys([*info.agents, *agents]))
+        info.agents = merged
+        key = self._key(info.session_id)
+        stamp = datetime.now(UTC).isoformat(timespec="milliseconds")
+        await self.redis.hset(
+            key,
+            mapping={
+                "agents": json.dumps(merged),
+                "updated_at": stamp,
+                "status": "idle",
+                "error": "",
+            },
+        )
+        if self.ttl_seconds:
+            await self.redis.expire(key, self.ttl_seconds)
+
+    async def delete(self, session_id: str) -> None:
+        raw = await self.redis.hget(self._key(session_id), "owner")
+        await self.redis.delete(self._key(session_id))
+        if raw is not None:
+            await self.redis.zrem(self._index_key(_text(raw)), session_id)
+
+    # --- locks -----------------------------------------------------------------------------
+    async def is_running(self, session_id: str) -> bool:
+        """Whether a turn or a run holds the session's lock right now."""
+        return bool(await self.redis.exists(self._lock_key(session_id)))
+
+    async def running(self, session_ids: Iterable[str]) -> list[bool]:
+        """:meth:`is_running` of many threads in one round trip."""
+        ids = list(session_ids)
+        if not ids:
+            return []
+        pipe = self.redis.pipeline(transaction=False)
+        for session_id in ids:
+            pipe.exists(self._lock_key(session_id))
+        return [bool(n) for n in await pipe.execute()]
+
+    def lock(self, session_id: str) -> Lock:
+        """The session's run lock (not yet acquired; acquire without blocking)."""
+        return self.redis.lock(
+            self._lock_key(session_id), timeout=self.lock_seconds, blocking=False
+        )
+
+    async def hold(self, session_id: str, token: str, ttl_seconds: float) -> bool:
+        """Take (or keep, extending it) the thread's lock for ``token`` (a run id)."""
+        ttl = max(1, int(ttl_seconds * 1000))
+        return bool(await self._hold(keys=[self._lock_key(session_id)], args=[token, ttl]))
+
+    async def unhold(self, session_id: str, token: str) -> None:
+        """Release the lock if ``token`` holds it."""
+        await self._unhold(keys=[self._lock_key(session_id)], args=[token])

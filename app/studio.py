@@ -1,0 +1,101 @@
+"""The graph and saver for `langgraph dev` / LangGraph Studio (langgraph-api's factories).
+
+`langgraph.json` names both::
+
+    {"graphs": {"switchyard": "./app/studio.py:make_graph"},
+     "checkpointer": {"path": "./app/studio.py:make_saver"}}
+
+langgraph-api calls `make_graph` for the graph (it may call it often, so the graph and the
+services behind it are built once per process) and enters `make_saver`'s context manager for
+the server's lifetime, so Studio's runs persist to Redis like the app's. Settings come from the
+environment / `.env` (see `config.py`). With REDIS_URL / DATABASE_URL unset, Studio uses the
+same embedded servers as the API (under DATA_DIR), attaching to them when the API runs them.
+
+Runs started by langgraph-api carry Studio's context (the agents' options); the services
+(models, embeddings, the knowledge base) are this process's, set as the context's default. The
+LLM provider is decided here once, in a worker thread, never from inside a node.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+from typing import Annotated, Any
+
+from pydantic import Field, create_model
+from pydantic.json_schema import SkipJsonSchema
+
+from agents.contract.context import AgentServices
+from app.components import open_components
+from app.storage import open_stores
+from checkpointer.aio import AsyncRedisSaver
+from config import Settings, load_settings
+from graph.workflow import SwitchyardGraph, build_graph, build_registry
+from tools.providers.chat_models import LLMFactory, detect_provider
+
+log = logging.getLogger(__name__)
+
+_graph: SwitchyardGraph | None = None
+_lock = asyncio.Lock()
+_resources = AsyncExitStack()
+
+
+def studio_services(settings: Settings) -> AgentServices:
+    """The agents' services of a Studio process (blocking: probes the LLM provider)."""
+    choice = detect_provider(settings)
+    log.info("LLM provider: %s (%s)", choice.provider, choice.reason)
+    return AgentServices(settings, LLMFactory(settings, choice))
+
+
+async def make_graph() -> SwitchyardGraph:
+    """The Switchyard graph for langgraph-api: compiled without a checkpointer (langgraph-api
+    refuses graphs that carry their own; it uses `make_saver`'s)."""
+    global _graph
+    async with _lock:
+        if _graph is None:
+            settings = load_settings()
+            services = await asyncio.to_thread(studio_services, settings)
+            # The engines agents use (stores, components) live as long as the process.
+            stores = await open_stores(settings)
+            _resources.push_async_callback(stores.close)
+            components = await open_components(settings, services, stores)
+            _resources.push_async_callback(components.aclose)
+            builder = build_graph(build_registry(), services)
+            base: Any = builder.context_schema
+            hidden: Any = Annotated[Any, SkipJsonSchema()]
+            builder.context_schema = create_model(
+                "StudioContext",
+                __base__=base,
+                services=(hidden, Field(default_factory=lambda: services, exclude=True)),
+            )
+            _graph = builder.compile(name="switchyard")
+        return _graph
+
+
+@asynccontextmanager
+async def make_saver() -> AsyncIterator[AsyncRedisSaver]:
+    """An `AsyncRedisSaver` on REDIS_URL, with the configured checkpoint TTL."""
+    settings = load_settings()
+    ttl = None
+    if settings.checkpoint_ttl_minutes:
+        ttl = {
+            "default_ttl": settings.checkpoint_ttl_minutes,
+            "refresh_on_read": settings.checkpoint_refresh_on_read,
+        }
+    embedded = None
+    url = settings.redis_url
+    if not url:
+        from app.storage import EmbeddedRedis
+
+        embedded = EmbeddedRedis(settings.data_dir)
+        url = embedded.url
+    try:
+        async with AsyncRedisSaver.from_conn_string(
+            url, ttl=ttl, cluster=True if settings.redis_cluster else None
+        ) as saver:
+            yield saver
+    finally:
+        if embedded is not None:
+            embedded.stop()

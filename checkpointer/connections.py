@@ -1,0 +1,95 @@
+"""Connections the sync saver keeps out of a redis-py pool, for its script calls.
+
+LangGraph's sync loop calls `put` and `put_writes` from worker threads while the graph computes
+in the main thread. Each time such a thread releases the GIL (every system call does) it may
+wait for the GIL again up to a switch interval (5 ms by default), so the checkpoints of a turn
+queue up and are stored only once the graph is done. Every system call saved on that path
+counts. redis-py's pool hands out a connection only after checking it for unread data with a
+non-blocking read, a system call per command (and its client adds a few tens of microseconds of
+bookkeeping per command). `Connections` keeps the connections it used and reuses them without
+that check: a connection comes back to it only after its reply was read whole, or
+disconnected (it reconnects on its next command).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any
+
+import redis
+from redis.connection import Connection, ConnectionPool
+from redis.exceptions import ResponseError
+
+#: Connections kept between commands (the pool lends more when more threads call at once),
+#: and never more than this share of the pool's `max_connections`, so other users of the client
+#: don't run out of connections the saver holds idle.
+KEPT = 4
+POOL_SHARE = 8
+
+
+def kept_for(client: Any) -> int:
+    """How many connections the saver may keep out of `client`'s pool: 0 for clients that need
+    redis-py's own path (cluster, single-connection, client-side caching) or small pools."""
+    if not isinstance(client, redis.Redis) or getattr(client, "connection", None) is not None:
+        return 0
+    pool = client.connection_pool
+    if getattr(pool, "cache", None) is not None:
+        return 0
+    return min(KEPT, int(getattr(pool, "max_connections", 0) or 0) // POOL_SHARE)
+
+
+def kept_connections(client: Any) -> Connections | None:
+    """A `Connections` on `client`'s pool, or None where redis-py's own path is needed."""
+    keep = kept_for(client)
+    return Connections(client.connection_pool, keep) if keep else None
+
+
+class Connections:
+    """Connections taken from `pool`, reused for whole request/reply exchanges."""
+
+    def __init__(self, pool: ConnectionPool, keep: int = KEPT) -> None:
+        self._pool = pool
+        self._keep = keep
+        self._kept: list[Connection] = []
+        self._lock = threading.Lock()
+        self._pid = os.getpid()
+
+    def execute(self, *args: Any) -> Any:
+        """Send one command and read its reply, retrying as the connection's `retry` says."""
+        conn = self._take()
+        packed = conn.pack_command(*args)
+        whole = False
+        try:
+
+            def exchange() -> Any:
+                conn.send_packed_command(packed)
+                return conn.read_response()
+
+            reply = conn.retry.call_with_retry(exchange, lambda _error: conn.disconnect())
+            whole = True
+            return reply
+        except ResponseError:
+            whole = True  # an error reply, read whole
+            raise
+        finally:
+            if not whole:
+                conn.disconnect()  # a reply may be half read: never reuse the socket
+            self._give_back(conn)
+
+    def _take(self) -> Connection:
+        with self._lock:
+            if self._pid != os.getpid():
+                # A forked child: the kept sockets are the parent's.
+                self._kept, self._pid = [], os.getpid()
+            if self._kept:
+                return self._kept.pop()
+        conn: Connection = self._pool.get_connection()
+        return conn
+
+    def _give_back(self, conn: Connection) -> None:
+        with self._lock:
+            if len(self._kept) < self._keep and self._pid == os.getpid():
+                self._kept.append(conn)
+                return
+        self._pool.release(conn)
