@@ -16,7 +16,7 @@ Part (a) through the graph: what ``POST /api/v1/analyze`` runs, minus HTTP and J
 ``prepare()`` (input processing) then ``run_sync()`` on the full Switchyard graph (ingest ->
 route -> plan_analysis -> parse_files ∥ check_rules -> synthesize_findings -> enhance_findings
 -> assure_quality -> detect_handoff -> finalize) compiled WITHOUT a checkpointer, exactly as
-``agents.test_analysis.lifecycle.sync_graph_for`` compiles it for that endpoint. Cold runs
+``app.services.Services.sync_graph`` is that graph. Cold runs
 clear the graph's parse cache first.
 
 Part (b), fan-out: a hybrid analysis whose review batches go to the stub OpenAI server
@@ -47,32 +47,28 @@ from langchain_core.messages import HumanMessage
 from langgraph.runtime import Runtime
 from langgraph.types import Overwrite
 
-from agents.test_analysis import (
-    AnalysisConfig,
-    ParseCache,
-    SourceFile,
-    analyze_files,
-    check_file,
-    parse_file,
-    synthesize,
-)
-from agents.test_analysis.agent import assure_quality, filework_for
-from agents.test_analysis.parsing import count_lines
-from agents.test_analysis.planning import make_plan_node
+from agents.contract.context import AgentServices, RunContext
+from agents.test_analysis.agent import assure_quality
+from agents.test_analysis.planning import plan_analysis
 from agents.test_analysis.requests import AnalyzeRequest, FileIn, prepare
 from agents.test_analysis.review import make_review_node
-from agents.test_analysis.runs import run_sync
 from agents.test_analysis.stages import (
-    make_check_rules,
-    make_enhance_findings,
-    make_parse_files,
+    check_rules,
+    enhance_findings,
+    parse_files,
     synthesize_findings,
 )
 from agents.test_analysis.state import AnalysisRequestData, ReviewTask
+from agents.test_analysis.work import filework_for
+from app.analyses import run_sync
 from config import Settings
-from graph.context import RunContext
-from graph.deps import GraphDeps
 from graph.workflow import compile_graph
+from tools.test_smells.cache import ParseCache
+from tools.test_smells.parsing import count_lines, parse_file
+from tools.test_smells.pipeline import analyze_files
+from tools.test_smells.rules import check_file
+from tools.test_smells.schemas import AnalysisConfig, SourceFile
+from tools.test_smells.synthesis import synthesize
 
 REFERENCE_FLOOR_LPS = 160_000  # ast.parse + walk on pytest's testing/, reference 2-core box
 PYTEST_TIDY_LPS = 50_000  # pytest-tidy on pytest's testing/, same box
@@ -243,16 +239,17 @@ def _settings(**overrides: Any) -> Settings:
 
 
 def _endpoint(
-    deps: GraphDeps, runner: asyncio.Runner
+    deps: AgentServices, runner: asyncio.Runner
 ) -> Callable[[AnalyzeRequest], dict[str, Any]]:
-    """``POST /api/v1/analyze`` minus HTTP: input processing, then the graph compiled as
-    ``sync_graph_for`` compiles it (the same builder, nodes and parse cache, no saver)."""
-    graph = compile_graph(deps)
+    """``POST /api/v1/analyze`` minus HTTP: input processing, then the graph compiled as the
+    app compiles its ``sync_graph`` (the same builder and nodes, no saver)."""
+    graph = compile_graph(None, deps)
+    context = graph.context_schema(services=deps)  # type: ignore[misc]
     has_model = deps.llm(deps.settings.analysis_llm_role) is not None
 
     def analyse(body: AnalyzeRequest) -> dict[str, Any]:
         request, _, _ = prepare(body, deps.settings, has_model=has_model)
-        return runner.run(run_sync(graph, request, owner="bench", timeout=3600))
+        return runner.run(run_sync(graph, context, request, owner="bench", timeout=3600))
 
     return analyse
 
@@ -260,8 +257,7 @@ def _endpoint(
 def measure_graph_rules_only(suite: Suite, repeats: int = 3) -> tuple[list[Measurement], str]:
     """Part (a) through the whole graph: cold (parse cache cleared) and warm, interleaved
     with the floor."""
-    deps = GraphDeps(_settings())
-    deps.llm_factory = _Models(None)  # type: ignore[assignment]
+    deps = AgentServices(_settings(), _Models(None))
     analyse = _endpoint(deps, asyncio.Runner())
     cache = filework_for(deps).cache
     body = AnalyzeRequest(
@@ -342,14 +338,14 @@ def _apply(state: dict[str, Any], update: dict[str, Any]) -> None:
             state[key] = value
 
 
-async def _sequential(deps: GraphDeps, request: AnalysisRequestData) -> dict[str, float]:
+async def _sequential(deps: AgentServices, request: AnalysisRequestData) -> dict[str, float]:
     """The same stage functions, called one after another: ms per stage (and per batch)."""
-    work = filework_for(deps)
     message = HumanMessage("analyse", id="bench")
     state: dict[str, Any] = {
         "messages": [message],
-        "analysis_request": {**request, "message_id": message.id, "source": "api"},
+        "agent_input": {**request, "source": "api"},
     }
+    runtime: Any = Runtime(context=RunContext(services=deps), stream_writer=lambda c: None)
     times: dict[str, float] = {}
 
     def timed(name: str, fn: Callable[[], dict[str, Any]]) -> None:
@@ -357,19 +353,19 @@ async def _sequential(deps: GraphDeps, request: AnalysisRequestData) -> dict[str
         _apply(state, fn())
         times[name] = (time.perf_counter() - start) * 1000
 
-    plan = make_plan_node(deps, work)
-    timed("plan_analysis", lambda: plan(state, Runtime(context=RunContext())))  # type: ignore[arg-type]
-    timed("parse_files", lambda: make_parse_files(work)(state))  # type: ignore[arg-type]
-    timed("check_rules", lambda: make_check_rules(work)(state))  # type: ignore[arg-type]
-    review = make_review_node(deps)
+    s: Any = state
+    timed("plan_analysis", lambda: plan_analysis(s, runtime))
+    timed("parse_files", lambda: parse_files(s, runtime))
+    timed("check_rules", lambda: check_rules(s, runtime))
+    review = make_review_node()
     bar = float(state["analysis_plan"]["config"]["llm_min_confidence"])
     for i, batch in enumerate(state["llm_batches"]):
         start = time.perf_counter()
-        _apply(state, await review(ReviewTask(batch=batch, min_confidence=bar)))
+        _apply(state, await review(ReviewTask(batch=batch, min_confidence=bar), runtime))
         times[f"review_with_llm[{i}]"] = (time.perf_counter() - start) * 1000
-    timed("synthesize_findings", lambda: synthesize_findings(state))  # type: ignore[arg-type]
-    timed("enhance_findings", lambda: make_enhance_findings(work)(state))  # type: ignore[arg-type]
-    timed("assure_quality", lambda: assure_quality(state))  # type: ignore[arg-type]
+    timed("synthesize_findings", lambda: synthesize_findings(s))
+    timed("enhance_findings", lambda: enhance_findings(s, runtime))
+    timed("assure_quality", lambda: assure_quality(s))
     return times
 
 
@@ -397,8 +393,8 @@ class FanOut:
 
 def measure_fanout(repeats: int = 3, batches: int = 8) -> FanOut:
     """Part (b): hybrid mode, stub at 300 ms per call, graph fan-out vs one after another."""
-    from agents.models import LLMFactory, ProviderChoice
     from tests.support.stub_openai import StubOpenAI
+    from tools.providers.chat_models import LLMFactory, ProviderChoice
 
     stub = StubOpenAI(_review_answer, latency=FANOUT_LATENCY).start()
     try:
@@ -413,7 +409,7 @@ def measure_fanout(repeats: int = 3, batches: int = 8) -> FanOut:
         factory = LLMFactory(
             settings, ProviderChoice("openai", "bench stub", "stub-model", stub.base_url)
         )
-        deps = GraphDeps(settings, llm_factory=factory)
+        deps = AgentServices(settings, factory)
         runner = asyncio.Runner()  # one loop: the HTTP client's connections belong to it
         analyse = _endpoint(deps, runner)
         cache = filework_for(deps).cache
@@ -519,7 +515,18 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--suite", help="a directory of test files (default: numpy's tests)")
     parser.add_argument("--repeats", type=int, default=3, help="runs per figure (best kept)")
     parser.add_argument("--batches", type=int, default=8, help="LLM batches in part (b)")
+    parser.add_argument(
+        "--api",
+        action="store_true",
+        help="only the end-to-end API figures: cold and warm POST /api/v1/analyze beside the "
+        "ast floor on pytest's testing/ (bench.analysis_api)",
+    )
     args = parser.parse_args(argv)
+    if args.api:
+        from bench.analysis_api import main as api_main
+
+        api_main(["--repeats", str(args.repeats)] + (["--suite", args.suite] if args.suite else []))
+        return
     suite = find_suite(args.suite)
     print_rules_only(
         suite, measure_rules_only(suite, args.repeats), "(a) rules-only throughput, analysis core"

@@ -126,11 +126,12 @@ async def run_savers(stub_url: str, threads: int, turns: int) -> dict[str, Any]:
     import redis.asyncio as aredis
     from langgraph.checkpoint.memory import InMemorySaver
 
-    from agents.models import LLMFactory, detect_provider
+    from agents.contract.context import AgentServices
     from checkpointer import AsyncRedisSaver
     from config import Settings
-    from graph.deps import GraphDeps
     from graph.workflow import compile_graph
+    from tests.support.graphs import BoundGraph
+    from tools.providers.chat_models import LLMFactory, detect_provider
 
     settings = Settings(
         _env_file=None,
@@ -140,12 +141,16 @@ async def run_savers(stub_url: str, threads: int, turns: int) -> dict[str, Any]:
         llm_rate_limit_per_minute=1_000_000,
         llm_cache_ttl_seconds=0,
     )
-    deps = GraphDeps(settings, llm_factory=LLMFactory(settings, detect_provider(settings)))
-    deps.embeddings()
+    services = AgentServices(settings, LLMFactory(settings, detect_provider(settings)))
+    services.embeddings()
     client = aredis.Redis.from_url(SHARED_REDIS)
     graphs = {
-        "InMemorySaver": compile_graph(deps, checkpointer=InMemorySaver()),
-        "AsyncRedisSaver": compile_graph(deps, checkpointer=AsyncRedisSaver(client)),
+        "InMemorySaver": BoundGraph(
+            compile_graph(None, services, checkpointer=InMemorySaver()), services
+        ),
+        "AsyncRedisSaver": BoundGraph(
+            compile_graph(None, services, checkpointer=AsyncRedisSaver(client)), services
+        ),
     }
     results: dict[str, list[float]] = {name: [] for name in graphs}
     await saver_turns(graphs["InMemorySaver"], 1, 3)  # warm-up (model, caches)

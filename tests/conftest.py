@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 import psycopg
+import psycopg.sql
 import pytest
 import redis
 import redis.asyncio as aredis
@@ -27,6 +28,13 @@ from tests.support.stub_openai import StubOpenAI, echo_responder
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# Every app a test starts seeds the analytics dataset and (re)creates its reader role. Roles
+# are cluster-wide, so this test process uses one of its own (dropped at the end of the run)
+# instead of the default role, which it would leave behind on the machine's Postgres; the
+# variable reaches Settings built in tests and the API processes they start.
+ANALYTICS_TEST_READER = os.environ.setdefault(
+    "ANALYTICS_READER_USER", f"sy_test_reader_{uuid.uuid4().hex[:10]}"
+)
 
 SHARED_REDIS_HOST = os.environ.get("TEST_REDIS_HOST", "127.0.0.1")
 SHARED_REDIS_PORT = int(os.environ.get("TEST_REDIS_PORT", "6379"))
@@ -78,6 +86,25 @@ def pytest_sessionstart(session: pytest.Session) -> None:
             "pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start",
             returncode=3,
         )
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Drop this run's analytics reader role (its databases are gone by now)."""
+    if not ANALYTICS_TEST_READER.startswith("sy_test_reader_"):
+        return  # chosen by whoever runs the tests: theirs to keep
+    try:
+        with psycopg.connect(SHARED_POSTGRES_URL, autocommit=True, connect_timeout=3) as conn:
+            conn.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = %s",
+                [ANALYTICS_TEST_READER],
+            )
+            conn.execute(
+                psycopg.sql.SQL("DROP ROLE IF EXISTS {}").format(
+                    psycopg.sql.Identifier(ANALYTICS_TEST_READER)
+                )
+            )
+    except psycopg.Error as exc:  # a leftover role is harmless; say so and move on
+        print(f"\nnote: analytics reader role {ANALYTICS_TEST_READER} not dropped ({exc})")
 
 
 @pytest.fixture

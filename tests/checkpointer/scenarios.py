@@ -84,8 +84,8 @@ class Runner:
             return await getattr(self.graph, "a" + name)(*args, **kwargs)
         return await asyncio.to_thread(getattr(self.graph, name), *args, **kwargs)
 
-    async def invoke(self, value: Any, config: dict[str, Any]) -> Any:
-        return await self._call("invoke", value, config)
+    async def invoke(self, value: Any, config: dict[str, Any], **kwargs: Any) -> Any:
+        return await self._call("invoke", value, config, **kwargs)
 
     async def state(self, config: dict[str, Any], *, subgraphs: bool = False) -> StateSnapshot:
         return await self._call("get_state", config, subgraphs=subgraphs)

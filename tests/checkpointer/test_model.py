@@ -11,6 +11,7 @@ import builtins
 import copy
 import os
 import threading
+import time
 import uuid
 from typing import Any
 
@@ -72,8 +73,9 @@ class SaverMachine(RuleBasedStateMachine):
         self.counter = 0
 
     def _new_saver(self) -> Any:
-        # A tiny element cache, so threads get evicted and rediscovered.
-        return RedisSaver(self.client, key_prefix=self.prefix, cache_threads=2)
+        # A tiny element cache, so threads get evicted and rediscovered; a short write delay, as
+        # most put_writes here are followed by no put.
+        return RedisSaver(self.client, key_prefix=self.prefix, cache_threads=2, write_delay=0.002)
 
     def teardown(self) -> None:
         delete_prefixed(SHARED_URL, self.prefix)
@@ -187,9 +189,7 @@ class SaverMachine(RuleBasedStateMachine):
         self.objects[(thread, ns, cid)] = values
         return cid
 
-    @precondition(lambda self: bool(self._stored()))
-    @rule(data=st.data())
-    def put_writes(self, data: st.DataObject) -> None:
+    def _draw_writes(self, data: st.DataObject) -> tuple[RunnableConfig, Any, str, str]:
         thread, ns, cid = data.draw(st.sampled_from(self._stored()), label="checkpoint")
         task = data.draw(st.sampled_from(TASKS), label="task")
         path = data.draw(st.sampled_from(["", "~a", "~b"]), label="task_path")
@@ -203,8 +203,41 @@ class SaverMachine(RuleBasedStateMachine):
         config: RunnableConfig = {
             "configurable": {"thread_id": thread, "checkpoint_ns": ns, "checkpoint_id": cid}
         }
+        return config, writes, task, path
+
+    @precondition(lambda self: bool(self._stored()))
+    @rule(data=st.data())
+    def put_writes(self, data: st.DataObject) -> None:
+        config, writes, task, path = self._draw_writes(data)
         self.saver.put_writes(config, writes, task, path)
         self.model.put_writes(config, writes, task, path)
+
+    @precondition(lambda self: bool(self._stored()))
+    @rule(ns=st.sampled_from(NAMESPACES), data=st.data())
+    def put_writes_then_put(self, ns: str, data: st.DataObject) -> None:
+        """A task's writes, parked by a worker thread, ride with the next put of their thread,
+        made by another thread (as in LangGraph's sync loop), unless their delay runs out."""
+        config, writes, task, path = self._draw_writes(data)
+        thread = config["configurable"]["thread_id"]
+        errors: builtins.list[BaseException] = []
+
+        def write() -> None:
+            try:
+                self.saver.put_writes(config, writes, task, path)
+            except BaseException as exc:
+                errors.append(exc)
+
+        writer = threading.Thread(target=write)
+        writer.start()
+        deadline = time.monotonic() + 30
+        while writer.is_alive() and not self.saver.parked_writes(thread):
+            assert time.monotonic() < deadline, "put_writes neither parked nor returned"
+            time.sleep(0.0001)
+        self.model.put_writes(config, writes, task, path)
+        parents = [cid for tid, n, cid in self._stored() if tid == thread and n == ns]
+        self._put(thread, ns, data.draw(st.sampled_from([None, *parents]), label="parent"), data)
+        writer.join()
+        assert errors == []
 
     @rule(thread=st.sampled_from(THREADS), ns=st.sampled_from(NAMESPACES), data=st.data())
     def get_tuple(self, thread: str, ns: str, data: st.DataObject) -> None:

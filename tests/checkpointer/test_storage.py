@@ -16,7 +16,7 @@ from langgraph.checkpoint.base import ChannelVersions, CheckpointMetadata
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from redis.cluster import key_slot
 
-from checkpointer import AsyncRedisSaver, CorruptThreadError, RedisSaver, RedisUnavailableError
+from checkpointer import AsyncRedisSaver, CorruptThreadError, RedisSaver
 from checkpointer.keys import run_key, thread_keys, thread_of_key
 from checkpointer.records import typed
 from tests.support.servers import RedisServer
@@ -272,50 +272,6 @@ async def test_list_all_threads_and_delete_for_runs(shared_url: str, key_prefix:
         assert sorted(t.metadata["run_id"] for t in left) == ["r2", "r2", "r2"]
         await saver.adelete_thread("a")
         assert len([t async for t in saver.alist(None)]) == 2
-
-
-async def test_parked_writes_ride_with_the_next_put(private_redis: RedisServer) -> None:
-    """aput_writes then aput on one thread: one script call; alone, writes go after the delay."""
-    async with AsyncRedisSaver.from_conn_string(private_redis.url) as saver:
-        base: RunnableConfig = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
-        first = await saver.aput(base, checkpoint({}, {}), {}, {})
-        await saver.aput_writes(first, [("x", 1)], "warm-up")  # scripts loaded
-        monitor_client = redis.Redis.from_url(private_redis.url)
-        with monitor_client.monitor() as monitor:
-            await saver.client.echo("begin")
-            await asyncio.gather(
-                saver.aput_writes(first, [("a", 1), ("b", 2)], "task-1"),
-                saver.aput_writes(first, [("c", 3)], "task-2"),
-                saver.aput(first, checkpoint({}, {}), {}, {}),
-            )
-            await saver.client.echo("end")
-            calls = []
-            for event in monitor.listen():
-                if event["command"] == "ECHO end":
-                    break
-                if event.get("client_type") != "lua" and event["command"] != "ECHO begin":
-                    calls.append(event["command"].split(" ")[0])
-        monitor_client.close()
-        assert calls == ["EVALSHA"]
-        got = await saver.aget_tuple(first)
-        assert got is not None
-        assert sorted(w[1:] for w in got.pending_writes or []) == [
-            ("a", 1),
-            ("b", 2),
-            ("c", 3),
-            ("x", 1),
-        ]
-
-
-async def test_parked_write_errors_reach_the_caller(private_redis: RedisServer) -> None:
-    async with AsyncRedisSaver.from_conn_string(private_redis.url) as saver:
-        stored = await saver.aput(
-            {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}, checkpoint({}, {}), {}, {}
-        )
-        private_redis.stop()
-        with pytest.raises(RedisUnavailableError):
-            await saver.aput_writes(stored, [("a", 1)], "task")
-        private_redis.start()
 
 
 async def test_async_saver_sync_api_from_another_thread(shared_url: str, key_prefix: str) -> None:

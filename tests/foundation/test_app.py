@@ -9,6 +9,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import httpx
 import pytest
 from fastapi.testclient import TestClient
 
@@ -151,7 +152,8 @@ def test_embedded_defaults_start_persist_and_stop(tmp_path: Path) -> None:
     with TestClient(app) as client:
         body = client.get("/health").json()
         assert client.get("/health").status_code == 200
-        assert {d["mode"] for d in body["dependencies"].values()} == {"embedded"}
+        storage = ("redis", "postgres", "qdrant")  # (components add their own, e.g. sandbox)
+        assert {body["dependencies"][name]["mode"] for name in storage} == {"embedded"}
         stores = app.state.services.stores
         stores.redis_sync.set("kept", "across restarts")
         redis_pid = stores.embedded[0].pid
@@ -201,3 +203,32 @@ def test_serve_reports_an_unreachable_server_in_one_line(tmp_path: Path) -> None
     assert f"Redis at redis://:***@127.0.0.1:{port}/0 is unreachable" in result.stderr
     assert "fix REDIS_URL" in result.stderr
     assert "Traceback" not in result.stderr and "hunter2" not in result.stderr
+
+
+@pytest.mark.slow
+def test_a_clean_run_logs_nothing_alarming(tmp_path: Path) -> None:
+    """`main.py serve` on embedded defaults, a request, a clean stop: no warning, error or
+    traceback, no embedded-server chatter (initdb, pg_ctl, a failed Redis shutdown)."""
+    from tests.support.processes import ApiProcess
+
+    log = tmp_path / "api.log"
+    api = ApiProcess({"DATA_DIR": str(tmp_path / "data"), "LLM_PROVIDER": "none"}, log_path=log)
+    api.start()
+    try:
+        assert httpx.get(f"{api.url}/health", timeout=30).status_code == 200
+    finally:
+        api.stop()
+    text = log.read_text()
+    for alarming in ("WARNING", "ERROR", "Traceback", "shutdown failed", "initdb", "pg_ctl"):
+        assert alarming not in text, f"{alarming!r} in the log:\n{text}"
+
+
+def test_only_health_and_the_docs_are_open_with_api_keys(
+    make_settings: Callable[..., Settings],
+) -> None:
+    with TestClient(create_app(make_settings(api_keys="k1"))) as client:
+        for open_path in ("/health", "/docs", "/redoc", "/openapi.json"):
+            assert client.get(open_path).status_code == 200, open_path
+        for path in ("/config", "/metrics", "/documents", "/session/abcdefgh12345678"):
+            assert client.get(path).status_code == 401, path
+        assert client.post("/chat", json={"message": "hi"}).status_code == 401

@@ -9,10 +9,10 @@ import openai
 import pytest
 import redis
 
-from agents.llm_cache import RedisLLMCache
-from agents.models import LLMConfigError, LLMFactory, detect_provider
 from config import Settings
 from tests.support.stub_openai import StubOpenAI
+from tools.providers.cache import RedisLLMCache
+from tools.providers.chat_models import LLMConfigError, LLMFactory, detect_provider
 
 
 def test_auto_picks_the_openai_server_when_it_answers(

@@ -25,7 +25,7 @@ def test_defaults_match_the_documented_values() -> None:
         30.0,
         3,
     )
-    assert (s.reflection_max_iterations, s.reflection_min_relevant_docs) == (2, 2)
+    assert (s.reflection_max_iterations, s.reflection_min_relevant_docs) == (2, 1)
     assert s.reflection_doc_score_threshold == 0.5
     assert (s.reranker_fetch_k, s.retrieval_top_k, s.rrf_k) == (15, 4, 60)
     assert s.message_keep_last == 20
@@ -131,3 +131,27 @@ def test_redact_url_never_leaks_the_password(
     redacted = redact_url(url)
     assert f":{password}@" not in redacted
     assert redacted == f"redis://{user}:***@{host}:{port}/0"
+
+
+def test_an_empty_value_means_unset(monkeypatch: pytest.MonkeyPatch) -> None:
+    """docker compose passes `${CHECKPOINT_TTL_MINUTES:-}` as an empty string."""
+    monkeypatch.setenv("CHECKPOINT_TTL_MINUTES", "")
+    monkeypatch.setenv("OPENAI_BASE_URL", "")
+    monkeypatch.setenv("RETRIEVAL_TOP_K", "")
+    settings = Settings(_env_file=None)
+    assert settings.checkpoint_ttl_minutes is None and settings.openai_base_url is None
+    assert settings.retrieval_top_k == Settings.model_fields["retrieval_top_k"].default
+
+
+def test_config_table_into_a_closed_pipe_is_quiet() -> None:
+    """`main.py config --table | head -1`: the reader leaves early; no traceback."""
+    done = subprocess.run(
+        f"{sys.executable} main.py config --table | head -1",
+        shell=True,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.stdout.startswith("| variable |")
+    assert "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr

@@ -8,12 +8,13 @@ from typing import Any
 import pytest
 from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph import START, StateGraph
 
+from agents.contract.spec import AgentSpec
+from agents.contract.state import AgentAnswer, AgentInput, AgentOutput, AgentState
 from config import Settings
-from graph.deps import GraphDeps
-from graph.registry import AgentRegistry, AgentSpec
-from graph.state import AgentAnswer, MultiAgentState
-from tests.support.scripted import FixedFactory
+from tests.support.graphs import BoundGraph, agent_services, bound_graph
 
 
 def answering_agent(
@@ -24,10 +25,10 @@ def answering_agent(
     description: str = "",
     handoff_to: str | None = None,
     calls: list[str] | None = None,
-) -> Callable[[AgentRegistry], AgentSpec]:
+) -> AgentSpec:
     """A one-node agent answering "<name> answered" (or handing off), recording each run."""
 
-    def node(state: MultiAgentState) -> dict[str, Any]:
+    def node(state: AgentState) -> dict[str, Any]:
         if calls is not None:
             calls.append(name)
         answer = AgentAnswer(agent=name, answer=f"{name} answered", method="test")
@@ -37,37 +38,44 @@ def answering_agent(
             )
         return {"agent_answers": {name: answer}}
 
-    def make(registry: AgentRegistry) -> AgentSpec:
-        return AgentSpec(
-            name=name,
-            description=description or f"The {name} agent.",
-            keywords=keywords,
-            examples=examples,
-            entry=name,
-            exit=name,
-            install=lambda builder, deps: builder.add_node(name, node),
-            nodes=(name,),
-        )
+    def build(peers: Any, services: Any) -> Any:
+        builder = StateGraph(AgentState, input_schema=AgentInput, output_schema=AgentOutput)
+        builder.add_node(name, node)
+        builder.add_edge(START, name)
+        return builder.compile()
 
-    return make
+    return AgentSpec(
+        name=name,
+        description=description or f"The {name} agent.",
+        keywords=keywords,
+        examples=examples,
+        build=build,
+    )
 
 
 @pytest.fixture(scope="session")
 def embeddings() -> Iterator[Embeddings]:
     """The real bundled MiniLM model (loaded once per run)."""
-    from agents.embeddings import get_embeddings
+    from tools.providers.embeddings import get_embeddings
 
     yield get_embeddings(Settings(_env_file=None))
 
 
 @pytest.fixture
-def make_deps(embeddings: Embeddings) -> Callable[..., GraphDeps]:
-    def build(model: BaseChatModel | None = None, **settings: Any) -> GraphDeps:
+def make_graph(embeddings: Embeddings) -> Callable[..., BoundGraph]:
+    """``make_graph(model, agents=..., checkpointer=..., **settings)``: the graph bound to
+    services with ``model`` (None: no model), the real embeddings and these settings."""
+
+    def build(
+        model: BaseChatModel | None = None,
+        *,
+        agents: list[AgentSpec] | None = None,
+        checkpointer: BaseCheckpointSaver[Any] | None = None,
+        **settings: Any,
+    ) -> BoundGraph:
         values: dict[str, Any] = {"llm_provider": "none"}
         values.update(settings)
-        deps = GraphDeps(Settings(_env_file=None, **values))
-        deps.llm_factory = FixedFactory(model)  # type: ignore[assignment]
-        deps.embeddings_override = embeddings
-        return deps
+        services = agent_services(Settings(_env_file=None, **values), model, embeddings=embeddings)
+        return bound_graph(services, agents=agents, checkpointer=checkpointer)
 
     return build

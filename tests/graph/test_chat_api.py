@@ -191,8 +191,10 @@ def test_stream_sends_route_progress_tokens_and_answer(
     assert kinds[0] == "session" and kinds[-1] == "answer"
     route = next(data for kind, data in events if kind == "route")
     assert route["agent"] == "chat"
-    nodes = [data["node"] for kind, data in events if kind == "node"]
+    nodes = [data["node"] for kind, data in events if kind == "node" and not data["agent"]]
     assert nodes == ["ingest", "route", "chat", "detect_handoff", "finalize"]
+    stages = [(d["agent"], d["node"]) for kind, d in events if kind == "node" and d["agent"]]
+    assert stages == [("chat", "chat")]  # the agent's own stages, named with their agent
     tokens = "".join(data["text"] for kind, data in events if kind == "token")
     assert tokens == "one two three four"
     answer = events[-1][1]
@@ -240,3 +242,17 @@ def test_a_failing_model_is_a_502_and_the_session_keeps_its_last_turn(
         assert client.get(f"/session/{session}").json()["turns"] == 1
         retry = client.post("/chat", json={"message": "hello again", "session_id": session})
         assert retry.status_code == 200 and retry.json()["turn"] == 2
+
+
+def test_the_streamed_answer_and_the_saved_answer_are_one_message(
+    llm_client: TestClient, stub_openai: StubOpenAI
+) -> None:
+    """A client that showed the streamed tokens finds the same message id in the thread."""
+    stub_openai.responder = lambda request: "one two"
+    response = llm_client.post("/chat/stream", json={"message": "hello, who are you?"})
+    events = _sse(response.text)
+    session = events[0][1]["session_id"]
+    last = llm_client.get(f"/session/{session}").json()["last_messages"][-1]
+    assert last["role"] == "assistant" and last["content"] == "one two"
+    streamed = {data["message_id"] for kind, data in events if kind == "token"}
+    assert streamed == {last["id"]}

@@ -9,9 +9,8 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
 
 from agents.chat.agent import chat_agent
-from graph.deps import GraphDeps
-from graph.workflow import compile_graph
 from tests.graph.conftest import answering_agent
+from tests.support.graphs import BoundGraph
 from tests.support.scripted import ScriptedChatModel
 
 
@@ -19,19 +18,19 @@ def _config(thread: str) -> RunnableConfig:
     return {"configurable": {"thread_id": thread}}
 
 
-def test_compiled_graph_has_the_spine_nodes(make_deps: Callable[..., GraphDeps]) -> None:
-    nodes = set(compile_graph(make_deps()).get_graph().nodes)
+def test_compiled_graph_has_the_spine_nodes(make_graph: Callable[..., BoundGraph]) -> None:
+    nodes = set(make_graph().get_graph().nodes)
     assert {"ingest", "route", "detect_handoff", "finalize", "chat"} <= nodes
 
 
-async def test_explicit_handoff_goes_back_to_route(make_deps: Callable[..., GraphDeps]) -> None:
+async def test_explicit_handoff_goes_back_to_route(make_graph: Callable[..., BoundGraph]) -> None:
     calls: list[str] = []
     agents = [
-        chat_agent,
+        chat_agent(),
         answering_agent("alpha", keywords=("alpha", "first"), handoff_to="beta", calls=calls),
         answering_agent("beta", keywords=("beta", "second"), calls=calls),
     ]
-    graph = compile_graph(make_deps(), checkpointer=InMemorySaver(), agents=agents)
+    graph = make_graph(checkpointer=InMemorySaver(), agents=agents)
     state = await graph.ainvoke({"messages": [HumanMessage("alpha first")]}, _config("h1"))
     assert calls == ["alpha", "beta"]
     assert state["route"]["method"] == "handoff" and state["route"]["agent"] == "beta"
@@ -39,39 +38,39 @@ async def test_explicit_handoff_goes_back_to_route(make_deps: Callable[..., Grap
     assert state["previous_agent"] == "alpha" and state["current_agent"] == "beta"
 
 
-async def test_handoffs_are_bounded(make_deps: Callable[..., GraphDeps]) -> None:
+async def test_handoffs_are_bounded(make_graph: Callable[..., BoundGraph]) -> None:
     calls: list[str] = []
     agents = [
-        chat_agent,
+        chat_agent(),
         answering_agent("a1", keywords=("start", "go"), handoff_to="a2", calls=calls),
         answering_agent("a2", handoff_to="a3", calls=calls),
         answering_agent("a3", handoff_to="a4", calls=calls),
         answering_agent("a4", calls=calls),
     ]
-    graph = compile_graph(make_deps(max_handoffs=2), checkpointer=InMemorySaver(), agents=agents)
+    graph = make_graph(max_handoffs=2, checkpointer=InMemorySaver(), agents=agents)
     state = await graph.ainvoke({"messages": [HumanMessage("start go")]}, _config("h2"))
     assert calls == ["a1", "a2", "a3"]
     assert state["handoff_count"] == 2
     assert any("2 handoffs done" in e for e in state["errors"])
 
 
-async def test_agents_cannot_bounce_a_message(make_deps: Callable[..., GraphDeps]) -> None:
+async def test_agents_cannot_bounce_a_message(make_graph: Callable[..., BoundGraph]) -> None:
     calls: list[str] = []
     agents = [
-        chat_agent,
+        chat_agent(),
         answering_agent("ping", keywords=("ping", "pong"), handoff_to="pong", calls=calls),
         answering_agent("pong", handoff_to="ping", calls=calls),
     ]
-    graph = compile_graph(make_deps(max_handoffs=5), checkpointer=InMemorySaver(), agents=agents)
+    graph = make_graph(max_handoffs=5, checkpointer=InMemorySaver(), agents=agents)
     state = await graph.ainvoke({"messages": [HumanMessage("ping pong")]}, _config("h3"))
     assert calls == ["ping", "pong"]  # pong may not hand back to ping: it ran this turn
     assert state["handoff_count"] == 1
 
 
 async def test_conversation_is_pruned_to_first_and_last_n(
-    make_deps: Callable[..., GraphDeps],
+    make_graph: Callable[..., BoundGraph],
 ) -> None:
-    graph = compile_graph(make_deps(message_keep_last=4), checkpointer=InMemorySaver())
+    graph = make_graph(message_keep_last=4, checkpointer=InMemorySaver())
     for i in range(6):
         state = await graph.ainvoke({"messages": [HumanMessage(f"msg {i}")]}, _config("p"))
     contents = [m.content for m in state["messages"]]
@@ -81,8 +80,8 @@ async def test_conversation_is_pruned_to_first_and_last_n(
     assert contents[-2] == "msg 5" and state["turn_count"] == 6
 
 
-async def test_per_turn_fields_reset_each_turn(make_deps: Callable[..., GraphDeps]) -> None:
-    graph = compile_graph(make_deps(), checkpointer=InMemorySaver())
+async def test_per_turn_fields_reset_each_turn(make_graph: Callable[..., BoundGraph]) -> None:
+    graph = make_graph(checkpointer=InMemorySaver())
     first = await graph.ainvoke({"messages": [HumanMessage("hello there")]}, _config("r"))
     second = await graph.ainvoke({"messages": [HumanMessage("thanks, hello")]}, _config("r"))
     assert first["turn_count"] == 1 and second["turn_count"] == 2
@@ -95,15 +94,15 @@ async def test_per_turn_fields_reset_each_turn(make_deps: Callable[..., GraphDep
 
 
 async def test_chat_without_a_model_explains_what_works(
-    make_deps: Callable[..., GraphDeps],
+    make_graph: Callable[..., BoundGraph],
 ) -> None:
     agents = [
-        chat_agent,
+        chat_agent(),
         answering_agent(
             "recipes", description="Cooking and baking.", examples=("How long do I bake bread?",)
         ),
     ]
-    graph = compile_graph(make_deps(), checkpointer=InMemorySaver(), agents=agents)
+    graph = make_graph(checkpointer=InMemorySaver(), agents=agents)
     state = await graph.ainvoke({"messages": [HumanMessage("hello, who are you?")]}, _config("c"))
     answer = state["answer"]
     assert "No language model is configured" in answer
@@ -113,10 +112,10 @@ async def test_chat_without_a_model_explains_what_works(
 
 
 async def test_chat_with_a_model_answers_from_the_conversation(
-    make_deps: Callable[..., GraphDeps],
+    make_graph: Callable[..., BoundGraph],
 ) -> None:
     model = ScriptedChatModel(script=["Nice to meet you, Ada.", "Your name is Ada."])
-    graph = compile_graph(make_deps(model), checkpointer=InMemorySaver())
+    graph = make_graph(model, checkpointer=InMemorySaver())
     await graph.ainvoke({"messages": [HumanMessage("hello, I am Ada")]}, _config("m"))
     state = await graph.ainvoke({"messages": [HumanMessage("hi, what is my name?")]}, _config("m"))
     assert state["answer"] == "Your name is Ada."
@@ -126,7 +125,7 @@ async def test_chat_with_a_model_answers_from_the_conversation(
 
 
 async def test_chat_model_can_transfer_to_another_agent(
-    make_deps: Callable[..., GraphDeps],
+    make_graph: Callable[..., BoundGraph],
 ) -> None:
     calls: list[str] = []
     transfer = AIMessage(
@@ -134,8 +133,8 @@ async def test_chat_model_can_transfer_to_another_agent(
         tool_calls=[{"name": "transfer_to_recipes", "args": {"reason": "cooking"}, "id": "c1"}],
     )
     model = ScriptedChatModel(script=[transfer])
-    agents = [chat_agent, answering_agent("recipes", calls=calls)]
-    graph = compile_graph(make_deps(model), checkpointer=InMemorySaver(), agents=agents)
+    agents = [chat_agent(), answering_agent("recipes", calls=calls)]
+    graph = make_graph(model, checkpointer=InMemorySaver(), agents=agents)
     state = await graph.ainvoke({"messages": [HumanMessage("hi, hello")]}, _config("t"))
     assert calls == ["recipes"]
     assert state["answer"] == "recipes answered"

@@ -10,11 +10,11 @@ from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from agents.chat.agent import chat_agent
-from graph.deps import GraphDeps
 from graph.registry import AgentRegistry
 from graph.routing import Router, RoutingDecision
-from graph.workflow import build_registry, compile_graph
+from graph.workflow import build_registry
 from tests.graph.conftest import answering_agent
+from tests.support.graphs import BoundGraph
 from tests.support.scripted import ScriptedChatModel
 
 RECIPES = answering_agent(
@@ -29,7 +29,7 @@ TRAVEL = answering_agent(
     examples=("Plan a weekend trip to Lisbon.", "Which documents do I need to enter Japan?"),
     description="Travel planning: flights, hotels, itineraries and visas.",
 )
-AGENTS = [chat_agent, RECIPES, TRAVEL]
+AGENTS = [chat_agent(), RECIPES, TRAVEL]
 
 
 def _router(embeddings: Embeddings | None, model: ScriptedChatModel | None = None) -> Router:
@@ -113,8 +113,10 @@ def test_keyword_hits_count_distinct_whole_words(text: str, expected: dict[str, 
     assert {k: hits[k] for k in expected} == expected
 
 
-async def test_parallel_agents_are_merged_by_finalize(make_deps: Callable[..., GraphDeps]) -> None:
-    graph = compile_graph(make_deps(), checkpointer=InMemorySaver(), agents=AGENTS)
+async def test_parallel_agents_are_merged_by_finalize(
+    make_graph: Callable[..., BoundGraph],
+) -> None:
+    graph = make_graph(checkpointer=InMemorySaver(), agents=AGENTS)
     state = await graph.ainvoke(
         {"messages": [HumanMessage("flight and hotel for the trip; recipe to bake with flour")]},
         {"configurable": {"thread_id": "parallel"}},
@@ -127,6 +129,6 @@ async def test_parallel_agents_are_merged_by_finalize(make_deps: Callable[..., G
 
 def test_registry_rejects_duplicates() -> None:
     registry = AgentRegistry()
-    registry.register(RECIPES(registry))
+    registry.register(RECIPES)
     with pytest.raises(ValueError, match="registered twice"):
-        registry.register(RECIPES(registry))
+        registry.register(RECIPES)

@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from agents.embeddings import SentenceTransformerEmbeddings
 from agents.knowledge.store import KnowledgeStore
 from config import Settings, load_settings
+from tools.providers.embeddings import SentenceTransformerEmbeddings
 
 
 @pytest.fixture(scope="session")
@@ -99,3 +99,30 @@ async def corpus_store(store: KnowledgeStore, corpus_dir: Path) -> KnowledgeStor
     report = await store.ingest_paths([corpus_dir])
     assert report.ok and report.added == len(CORPUS)
     return store
+
+
+#: The handbook the routing bench ingests: policies, runbooks with numbered steps and bullet
+#: lists, an FAQ (realistic markdown, written for these tests and the bench).
+HANDBOOK = Path(__file__).resolve().parents[2] / "bench" / "data" / "handbook"
+
+
+@pytest.fixture
+def handbook_settings(make_settings: Callable[..., Settings]) -> Callable[..., Settings]:
+    """Settings with the production chunk size (a section per chunk), overridable."""
+
+    def make(**overrides: Any) -> Settings:
+        return make_settings(**{"chunk_size": 1200, "chunk_overlap": 200, **overrides})
+
+    return make
+
+
+@pytest.fixture
+async def handbook_store(
+    handbook_settings: Callable[..., Settings], embedder: SentenceTransformerEmbeddings
+) -> AsyncIterator[KnowledgeStore]:
+    """A knowledge base holding the handbook (7 documents), closed after the test."""
+    opened = await KnowledgeStore.open(handbook_settings(), embeddings=embedder, name="handbook")
+    report = await opened.ingest_paths([HANDBOOK])
+    assert report.ok and report.added == 7
+    yield opened
+    await opened.close()

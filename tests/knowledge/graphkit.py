@@ -19,10 +19,8 @@ from langchain_core.messages import BaseMessage, HumanMessage
 from agents.knowledge.llm import AnswerGrade, DocumentRelevance, QueryClassification, QueryRewrite
 from agents.knowledge.store import KnowledgeStore
 from config import Settings
-from graph.context import RunContext
-from graph.deps import GraphDeps
-from graph.workflow import SwitchyardGraph, compile_graph
-from tests.support.scripted import FixedFactory, ScriptedChatModel
+from tests.support.graphs import BoundGraph, agent_services, bound_graph, run_with_agent_state
+from tests.support.scripted import ScriptedChatModel
 
 CATS_ANSWER = "Domestic cats sleep between twelve and sixteen hours a day [1]."
 _DOCUMENT_TITLE = re.compile(r'Document "(.*)":')
@@ -35,11 +33,13 @@ class ReflectionScript:
     - ``relevant(rewrites, title)``: whether a document is relevant in the grading round after
       ``rewrites`` query rewrites;
     - ``answer_passes(n)``: whether the n-th answer grade (1-based) passes;
+    - ``rewrite(n)``: the n-th rewritten query (1-based);
     - ``counts``: calls per schema name (``answer`` for the plain answer call).
     """
 
     relevant: Callable[[int, str], bool] = lambda rewrites, title: True
     answer_passes: Callable[[int], bool] = lambda n: True
+    rewrite: Callable[[int], str] = lambda n: f"cats sleeping hours per day (rewrite {n})"
     answer: str = CATS_ANSWER
     counts: Counter[str] = field(default_factory=Counter)
     last: ScriptedChatModel | None = None
@@ -68,7 +68,7 @@ class ReflectionScript:
             ok = self.relevant(rewrites, match.group(1) if match else "")
             return DocumentRelevance(relevant=ok, score=0.9 if ok else 0.1, reason="scripted")
         if schema is QueryRewrite:
-            return QueryRewrite(query=f"cats sleeping hours per day (rewrite {n})", reason="s")
+            return QueryRewrite(query=self.rewrite(n), reason="scripted")
         if schema is AnswerGrade:
             ok = self.answer_passes(n)
             problems = [] if ok else ["claims something the sources do not say"]
@@ -79,20 +79,23 @@ class ReflectionScript:
 
 def knowledge_graph(
     settings: Settings, store: KnowledgeStore, embeddings: Embeddings, model: Any = None
-) -> SwitchyardGraph:
+) -> BoundGraph:
     """The full Switchyard graph (no checkpointer) on `store`, answering with `model`."""
-    deps = GraphDeps(settings, embeddings_override=embeddings, knowledge_store=store)
-    deps.llm_factory = FixedFactory(model)  # type: ignore[assignment]
-    return compile_graph(deps)
+    services = agent_services(settings, model, embeddings=embeddings, resources=[store])
+    return bound_graph(services)
 
 
-async def ask(graph: SwitchyardGraph, question: str, **options: Any) -> dict[str, Any]:
-    """One turn addressed to the knowledge agent; ``options`` are per-run overrides."""
-    state: dict[str, Any] = await graph.ainvoke(
+async def ask(graph: BoundGraph, question: str, **options: Any) -> dict[str, Any]:
+    """One turn addressed to the knowledge agent; ``options`` are per-run overrides.
+
+    Returns the root state merged over the agent's own final state (its working fields:
+    ``documents``, ``knowledge_trace``, ...), which the root state does not hold."""
+    return await run_with_agent_state(
+        graph,
         {"messages": [HumanMessage(question)], "target_agent": "knowledge"},
-        context=RunContext(**options),
+        "knowledge",
+        **options,
     )
-    return state
 
 
 def stages(state: dict[str, Any]) -> list[str]:

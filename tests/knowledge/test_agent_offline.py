@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from agents.embeddings import SentenceTransformerEmbeddings
 from agents.knowledge.answer import NO_ANSWER
 from agents.knowledge.store import KnowledgeStore
 from config import Settings
 from tests.knowledge.graphkit import ReflectionScript, ask, knowledge_data, knowledge_graph, stages
+from tools.providers.embeddings import SentenceTransformerEmbeddings
 
 OFFLINE_METHODS = {
     "evaluate_query": "heuristic",
@@ -69,12 +69,18 @@ async def test_an_identifier_query_leans_lexical_and_finds_its_document(offline:
 async def test_unanswerable_question_expands_by_feedback_then_says_so(offline: Any) -> None:
     question = "What is the capital of Peru?"
     state = await offline(question, reflection_max_iterations=2)
-    assert stages(state) == ["evaluate_query"] + ["retrieve", "grade_documents",
-                             "transform_query"] * 2 + ["retrieve", "grade_documents",
-                             "generate_answer", "grade_response"]  # fmt: skip
-    first, second, third = state["query_history"]
-    assert first == question and second.startswith(question) and third.startswith(second)
-    assert len(second.split()) > len(question.split())
+    # the feedback retry finds only chunks the first search found: a second one could not
+    # change the outcome, so it is skipped although the bound allows it
+    assert stages(state) == ["evaluate_query", "retrieve", "grade_documents", "transform_query",
+                             "retrieve", "grade_documents", "generate_answer",
+                             "grade_response"]  # fmt: skip
+    first, second = state["query_history"]
+    assert second.startswith(question) and len(second.split()) > len(question.split())
+    assert state["retrieval"]["new_chunks"] == 0
+    assert (
+        "no retry: the last retry found only chunks that earlier searches had found"
+        in (state["knowledge_trace"][-1]["note"])
+    )
     assert {e["method"] for e in state["knowledge_trace"] if e["stage"] == "transform_query"} == {
         "prf-rm3"
     }

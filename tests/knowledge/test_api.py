@@ -178,7 +178,8 @@ def test_a_chat_question_about_uploaded_documents_is_answered_with_citations(
     assert data["low_confidence"] is False
     assert {"evaluate_query", "retrieve", "generate_answer"} <= set(body["stage_ms"])
 
-    # the same session, a question the router matches by meaning; a per-request switch
+    # the same session, a question the router matches by the documents' content (the data
+    # tier: one keyword is not enough); a per-request switch
     follow = client.post(
         "/chat",
         json={
@@ -187,7 +188,7 @@ def test_a_chat_question_about_uploaded_documents_is_answered_with_citations(
             "options": {"enable_reflection": False},
         },
     ).json()
-    assert follow["agent"] == "knowledge" and follow["route"]["method"] == "semantic"
+    assert follow["agent"] == "knowledge" and follow["route"]["method"] == "data"
     assert follow["data"]["knowledge"]["citations"][0]["title"] == "Backups"
     assert "kept for 30 days [1]" in follow["answer"]
     assert "grade_documents" not in follow["stage_ms"]

@@ -10,14 +10,14 @@ import numpy as np
 import pytest
 from langchain_core.embeddings import Embeddings
 
-from agents.embeddings import (
+from config import load_settings
+from tools.providers.embeddings import (
     EmbeddingError,
     NormalizedEmbeddings,
     SentenceTransformerEmbeddings,
     embed_matrix,
     get_embeddings,
 )
-from config import load_settings
 
 
 def test_bundled_model_gives_unit_vectors_and_sensible_similarity(

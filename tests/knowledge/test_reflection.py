@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 from langchain_core.messages import HumanMessage
 
-from agents.embeddings import SentenceTransformerEmbeddings
 from agents.knowledge.state import STAGES
 from agents.knowledge.store import KnowledgeStore
 from config import Settings
@@ -22,7 +21,9 @@ from tests.knowledge.graphkit import (
     knowledge_graph,
     stages,
 )
+from tests.support.graphs import agent_history
 from tests.support.scripted import ScriptedChatModel
+from tools.providers.embeddings import SentenceTransformerEmbeddings
 from tools.rerank import CrossEncoderReranker
 
 QUESTION = "How long do cats sleep?"
@@ -73,12 +74,23 @@ async def test_failed_documents_are_retried_with_a_rewritten_query(run: Any) -> 
     assert data["methods"][ANSWER] == "llm" and data["response_grade"]["passed"]
 
 
+#: Rewrites that each find chunks no earlier search found (so every retry may run).
+TOPICS = ("rotating and revoking API keys", "nightly database backups and restores",
+          "error E1042 upload size limit")  # fmt: skip
+
+
+def elsewhere(n: int) -> str:
+    """The n-th rewrite: a topic of the corpus no earlier query searched."""
+    return TOPICS[n - 1]
+
+
 @pytest.mark.parametrize("bound", [0, 1, 2])
 async def test_the_retry_bound_holds_and_the_answer_is_marked_low_confidence(
     run: Any, bound: int
 ) -> None:
-    script = ReflectionScript(relevant=lambda done, title: False, answer_passes=lambda n: False)
-    state = await run(script, reflection_max_iterations=bound)
+    script = ReflectionScript(relevant=lambda done, title: False,
+                              answer_passes=lambda n: False, rewrite=elsewhere)  # fmt: skip
+    state = await run(script, reflection_max_iterations=bound, retrieval_top_k=2)
     assert state["iteration_count"] == bound
     assert script.counts["QueryRewrite"] == bound
     assert stages(state) == [FIRST] + [RETRIEVE, GRADE, REWRITE] * bound + [
@@ -91,21 +103,35 @@ async def test_the_retry_bound_holds_and_the_answer_is_marked_low_confidence(
     assert state["knowledge_trace"][-1]["note"].startswith("failed (")  # not "retrying"
 
 
+async def test_a_retry_that_found_nothing_new_is_not_repeated(run: Any) -> None:
+    """The model rewrites the question the same way twice: the first retry finds only chunks
+    the first search found, so a second could not change the outcome and does not run, although
+    REFLECTION_MAX_ITERATIONS=2 allows it."""
+    script = ReflectionScript(relevant=lambda done, title: False, answer_passes=lambda n: False)
+    state = await run(script, reflection_max_iterations=2)
+    assert stages(state) == [FIRST, RETRIEVE, GRADE, REWRITE, RETRIEVE, GRADE, ANSWER, CHECK]
+    assert state["iteration_count"] == 1 and script.counts["QueryRewrite"] == 1
+    assert state["retrieval"]["new_chunks"] == 0
+    assert state["knowledge_trace"][5]["note"].endswith(
+        "no retry: the last retry found only chunks that earlier searches had found"
+    )
+    assert state["low_confidence"] is True and "after 1 retry" in state["answer"]
+
+
 async def test_iteration_count_never_exceeds_the_bound_at_any_step(
     make_settings: Callable[..., Settings],
     corpus_store: KnowledgeStore,
     embedder: SentenceTransformerEmbeddings,
 ) -> None:
-    script = ReflectionScript(relevant=lambda done, title: False, answer_passes=lambda n: False)
-    settings = make_settings(reflection_max_iterations=2)
+    script = ReflectionScript(relevant=lambda done, title: False,
+                              answer_passes=lambda n: False, rewrite=elsewhere)  # fmt: skip
+    settings = make_settings(reflection_max_iterations=2, retrieval_top_k=2)
     graph = knowledge_graph(settings, corpus_store, embedder, script.model())
-    seen = [
-        values.get("iteration_count", 0)
-        async for values in graph.astream(
-            {"messages": [HumanMessage(QUESTION)], "target_agent": "knowledge"},
-            stream_mode="values",
-        )
-    ]
+    history = await agent_history(
+        graph, {"messages": [HumanMessage(QUESTION)], "target_agent": "knowledge"}, "knowledge"
+    )
+    seen = [values.get("iteration_count", 0) for values in history]
+    assert len(seen) > 5  # every step of the agent's loop
     assert max(seen) == 2 and all(0 <= n <= 2 for n in seen)
 
 

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from agents.embeddings import SentenceTransformerEmbeddings
 from agents.knowledge.store import KnowledgeStore
 from config import Settings
+from tools.providers.embeddings import SentenceTransformerEmbeddings
 from tools.rerank import CrossEncoderReranker, RerankerError
 
 WORDS = (

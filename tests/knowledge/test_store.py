@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 from langchain_core.embeddings import Embeddings
 
-from agents.embeddings import SentenceTransformerEmbeddings
 from agents.knowledge.store import KnowledgeStore
 from agents.knowledge.types import IngestProgress
 from config import Settings
+from tools.providers.embeddings import SentenceTransformerEmbeddings
 from tools.vector import VectorStoreError
 
 

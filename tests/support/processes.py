@@ -19,12 +19,14 @@ REPO = Path(__file__).resolve().parents[2]
 
 @dataclass
 class ApiProcess:
-    """One `main.py serve` process with its own environment."""
+    """One `main.py serve` process (or `python -m <module> --port P`) with its own
+    environment."""
 
     env: dict[str, str]
     port: int = field(default_factory=free_port)
     log_path: Path | None = None
     process: subprocess.Popen[bytes] | None = None
+    module: str | None = None
 
     @property
     def url(self) -> str:
@@ -33,8 +35,13 @@ class ApiProcess:
     def start(self, timeout: float = 90.0) -> ApiProcess:
         env = {**os.environ, **self.env, "PYTHONPATH": str(REPO)}
         out = open(self.log_path, "ab") if self.log_path else subprocess.DEVNULL  # noqa: SIM115
+        command = (
+            ["-m", self.module, "--port", str(self.port)]
+            if self.module
+            else ["main.py", "serve", "--port", str(self.port)]
+        )
         self.process = subprocess.Popen(
-            [sys.executable, "main.py", "serve", "--port", str(self.port)],
+            [sys.executable, *command],
             cwd=REPO,
             env=env,
             stdout=out,

@@ -10,44 +10,35 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import HumanMessage
-from langgraph.types import Command
 
 from config import Settings
-from graph.deps import GraphDeps
-from graph.workflow import compile_graph
 from main import create_app
-from tests.support.scripted import FixedFactory
+from tests.support.graphs import BoundGraph, agent_services, bound_graph, run_with_agent_state
 from tests.support.stub_openai import StubOpenAI
 
 
-def graph_for(model: BaseChatModel | None, **settings: Any) -> Any:
+def graph_for(model: BaseChatModel | None, **settings: Any) -> BoundGraph:
     """The full Switchyard graph, no checkpointer, answering with ``model``."""
-    deps = GraphDeps(Settings(_env_file=None, llm_provider="none", **settings))
-    deps.llm_factory = FixedFactory(model)  # type: ignore[assignment]
-    return compile_graph(deps)
-
-
-def api_command(files: list[dict[str, Any]], mode: str = "hybrid", **request: Any) -> Command[Any]:
-    """The input the API builds for ``files`` (see agents.test_analysis.runs)."""
-    message = HumanMessage("analyse these", id=uuid.uuid4().hex)
-    entries = [{"path": f["path"], "content": f["content"], "decode_error": None} for f in files]
-    return Command(
-        update={
-            "messages": [message],
-            "target_agent": "test_analysis",
-            "analysis_request": {
-                "files": entries,
-                "mode": mode,
-                "config": request.pop("config", {}),
-                "allow_downgrade": request.pop("allow_downgrade", False),
-                "message_id": message.id,
-                "source": "api",
-                **request,
-            },
-        },
-        goto="ingest",
+    return bound_graph(
+        agent_services(Settings(_env_file=None, llm_provider="none", **settings), model)
     )
+
+
+def api_input(files: list[dict[str, Any]], mode: str = "hybrid", **request: Any) -> dict[str, Any]:
+    """The input the API builds for ``files`` (see app.analyses.analysis_input)."""
+    entries = [{"path": f["path"], "content": f["content"], "decode_error": None} for f in files]
+    return {
+        "messages": [{"role": "user", "content": "analyse these", "id": uuid.uuid4().hex}],
+        "target_agent": "test_analysis",
+        "agent_input": {
+            "files": entries,
+            "mode": mode,
+            "config": request.pop("config", {}),
+            "allow_downgrade": request.pop("allow_downgrade", False),
+            "source": "api",
+            **request,
+        },
+    }
 
 
 Analyse = Callable[..., Awaitable[dict[str, Any]]]
@@ -58,10 +49,9 @@ def analyse() -> Analyse:
     """Run an analysis through a graph: ``await analyse(graph, files, mode)`` -> final state."""
 
     async def run(
-        graph: Any, files: list[dict[str, Any]], mode: str = "hybrid", **request: Any
+        graph: BoundGraph, files: list[dict[str, Any]], mode: str = "hybrid", **request: Any
     ) -> dict[str, Any]:
-        state: dict[str, Any] = await graph.ainvoke(api_command(files, mode, **request))
-        return state
+        return await run_with_agent_state(graph, api_input(files, mode, **request), "test_analysis")
 
     return run
 

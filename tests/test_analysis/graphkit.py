@@ -52,6 +52,24 @@ class BatchRecorder:
         self.confidence = confidence
         self.smell = smell
         self._lock = threading.Lock()
+        self._quota: int | None = None
+        self._answered = 0
+        self._gate = threading.Event()
+        self._gate.set()
+
+    def hold_after(self, answered: int) -> None:
+        """Answer ``answered`` more calls, then hold every later call (counted, unanswered)
+        until :meth:`release`: a test then knows exactly which batches were answered, instead
+        of racing the clock."""
+        with self._lock:
+            self._quota, self._answered = answered, 0
+            self._gate.clear()
+
+    def release(self) -> None:
+        """Let held calls answer, and answer every later one."""
+        with self._lock:
+            self._quota = None
+        self._gate.set()
 
     def answer(self, prompt: str) -> dict[str, Any]:
         batch = _BATCH.search(prompt)
@@ -59,6 +77,12 @@ class BatchRecorder:
         assert batch is not None and header is not None, "not a review prompt"
         with self._lock:
             self.calls[batch.group(1)] += 1
+            hold = self._quota is not None and self._answered >= self._quota
+            if not hold:
+                self._answered += 1
+        if hold:
+            self._gate.wait(timeout=300)  # released by the test (or it is long over)
+        with self._lock:
             self.finished.append((time.monotonic(), batch.group(1)))
         path, _name, start, _end = header.groups()
         line = int(start)
@@ -94,11 +118,17 @@ def saved_batches(redis_url: str, thread_id: str) -> set[str]:
     straight from Redis with the saver, as a resumed run would see them)."""
     import redis
 
-    from agents.test_analysis.runs import batches_in
+    from app.analyses import progress_of
     from checkpointer import RedisSaver
+    from config import Settings
+    from graph.workflow import compile_graph
+    from tests.support.graphs import agent_services
 
     client = redis.Redis.from_url(redis_url)
     try:
-        return batches_in(RedisSaver(client).get_tuple({"configurable": {"thread_id": thread_id}}))
+        services = agent_services(Settings(_env_file=None, llm_provider="none"))
+        graph = compile_graph(None, services, checkpointer=RedisSaver(client))
+        snapshot = graph.get_state({"configurable": {"thread_id": thread_id}}, subgraphs=True)
+        return progress_of(snapshot).batches_done
     finally:
         client.close()

@@ -4,16 +4,22 @@ from __future__ import annotations
 
 import textwrap
 
-from agents.test_analysis import AnalysisConfig, Finding, check_file, parse_file
+from tools.test_smells.parsing import parse_file
+from tools.test_smells.rules import check_file
+from tools.test_smells.schemas import AnalysisConfig, Finding
+
+STRICT = AnalysisConfig(profile="strict")
+DEFAULT = AnalysisConfig()
 
 
 def run_rules(
     source: str, *, path: str = "tests/test_sample.py", config: AnalysisConfig | None = None
 ) -> list[Finding]:
     """Findings of ``source`` (dedented; line 1 is its first non-empty line), rule bugs
-    re-raised, sorted by line."""
+    re-raised, sorted by line. Without ``config``: the strict profile (the catalogue's
+    literal definitions, which most rule tests pin down)."""
     parsed = parse_file(path, textwrap.dedent(source).lstrip("\n"), cache=None)
-    found = check_file(parsed, config, strict=True)
+    found = check_file(parsed, config or STRICT, strict=True)
     return sorted(found, key=lambda f: (f.line, f.smell))
 
 

@@ -6,9 +6,12 @@ import threading
 
 import pytest
 
-from agents.test_analysis import AnalysisConfig, ParseCache, ParseStats, check_file, parse_file
+from tools.test_smells.cache import ParseCache
+from tools.test_smells.parsing import ParseStats, parse_file
+from tools.test_smells.rules import check_file
+from tools.test_smells.schemas import AnalysisConfig
 
-SRC = "def test_a():\n    run()\n"
+SRC = "def test_a():\n    result = run()\n"
 
 
 class FakeClock:

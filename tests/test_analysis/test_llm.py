@@ -6,15 +6,15 @@ import json
 
 import pytest
 
-from agents.test_analysis import (
+from tools.test_smells.batches import (
     LLMBatch,
     LLMReview,
     MalformedLLMOutput,
     batch_tests_for_llm,
-    parse_file,
     review_json_schema,
     validate_llm_review,
 )
+from tools.test_smells.parsing import parse_file
 
 SRC_A = "\n".join(f"def test_a{i}():\n    assert f({i})\n" for i in range(7))
 SRC_B = "import pytest\n\n@pytest.mark.slow\ndef test_b():\n    run()\n"

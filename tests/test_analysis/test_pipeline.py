@@ -4,16 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from agents.test_analysis import (
-    AnalysisConfig,
-    ParseCache,
-    SourceFile,
-    UnsafePathError,
-    analyze_files,
-)
-from agents.test_analysis.models import AnalysisResult, Finding, Source
+from tools.test_smells.cache import ParseCache
+from tools.test_smells.pipeline import analyze_files
+from tools.test_smells.schemas import AnalysisConfig, AnalysisResult, Finding, Source, SourceFile
+from tools.test_smells.validation import UnsafePathError
 
-GOOD = "def test_a():\n    run()\n\ndef test_b():\n    assert compute() == 42\n"
+STRICT = AnalysisConfig(profile="strict")
+GOOD = "def test_a():\n    result = run()\n\ndef test_b():\n    assert compute() == 37\n"
 
 
 def test_result_shape_and_metrics() -> None:
@@ -22,6 +19,7 @@ def test_result_shape_and_metrics() -> None:
             SourceFile(path="tests/test_good.py", content=GOOD),
             {"path": "tests/test_other.py", "content": "def test_c():\n    assert 1 == 1\n"},
         ],
+        STRICT,
         cache=ParseCache(),
     )
     assert isinstance(result, AnalysisResult)
@@ -73,6 +71,7 @@ def test_syntax_error_and_encoding_error_do_not_stop_other_files() -> None:
             SourceFile(path="tests/test_latin.py", content=b"x = '\xff'\n"),
             SourceFile(path="tests/test_good.py", content=GOOD),
         ],
+        STRICT,
         cache=None,
     )
     statuses = {f.path: f.status for f in result.files}
@@ -116,7 +115,10 @@ def test_llm_findings_are_merged_and_enhanced() -> None:
         source=Source.LLM,
     )
     result = analyze_files(
-        [SourceFile(path="tests/test_good.py", content=GOOD)], cache=None, llm_findings=[llm, extra]
+        [SourceFile(path="tests/test_good.py", content=GOOD)],
+        STRICT,
+        cache=None,
+        llm_findings=[llm, extra],
     )
     unknown = [i for i in result.issues if i.smell == "unknown-test"]
     assert len(unknown) == 1 and unknown[0].source == "rule"
@@ -132,7 +134,7 @@ def test_unsafe_path_raises_before_any_work() -> None:
 def test_config_is_applied() -> None:
     result = analyze_files(
         [SourceFile(path="tests/test_good.py", content=GOOD)],
-        AnalysisConfig(ignore=("magic-number",)),
+        AnalysisConfig(profile="strict", ignore=("magic-number",)),
         cache=None,
     )
     assert {i.smell for i in result.issues} == {"unknown-test"}

@@ -8,15 +8,17 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+from langgraph.runtime import Runtime
 
-from agents.models import LLMFactory, ProviderChoice
-from agents.test_analysis import batch_tests_for_llm, parse_file
+from agents.contract.context import AgentServices, RunContext
 from agents.test_analysis.review import make_review_node
 from agents.test_analysis.state import ReviewTask
 from config import Settings
-from graph.deps import GraphDeps
 from tests.support.stub_openai import StubOpenAI
 from tests.test_analysis.graphkit import BatchRecorder, synthetic_suite
+from tools.providers.chat_models import LLMFactory, ProviderChoice
+from tools.test_smells.batches import batch_tests_for_llm
+from tools.test_smells.parsing import parse_file
 
 Node = Any
 
@@ -35,7 +37,17 @@ async def review(stub_openai: StubOpenAI) -> AsyncIterator[Node]:
     factory = LLMFactory(
         settings, ProviderChoice("openai", "test", "stub-model", stub_openai.base_url)
     )
-    yield make_review_node(GraphDeps(settings, llm_factory=factory))
+    node = make_review_node()
+    runtime = Runtime(
+        context=RunContext(services=AgentServices(settings, factory)),
+        stream_writer=lambda chunk: None,
+    )
+
+    async def run(task: ReviewTask) -> dict[str, Any]:
+        result: dict[str, Any] = await node(task, runtime)
+        return result
+
+    yield run
     await factory.aclose()
 
 

@@ -10,16 +10,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agents.test_analysis import (
-    SYNTAX_ERROR,
-    SourceFile,
-    analyze_files,
-    batch_tests_for_llm,
-    check_file,
-    enhance,
-    parse_file,
-)
 from tests.test_analysis.test_smells import NEGATIVE, POSITIVE
+from tools.test_smells.batches import batch_tests_for_llm
+from tools.test_smells.catalogue import SYNTAX_ERROR
+from tools.test_smells.enhance import enhance
+from tools.test_smells.parsing import parse_file
+from tools.test_smells.pipeline import analyze_files
+from tools.test_smells.rules import check_file
+from tools.test_smells.schemas import AnalysisConfig, SourceFile
 
 # Invalid code makes the parser warn (invalid escape sequences, "is" with a literal, ...).
 pytestmark = pytest.mark.filterwarnings("ignore::SyntaxWarning")
@@ -135,7 +133,10 @@ def mutated_snippet(draw: st.DrawFn) -> str:
 def _check_alone(text: str) -> None:
     parsed = parse_file("tests/test_fuzz.py", text, cache=None)
     findings = check_file(parsed, strict=True)  # a rule bug raises here instead of logging
-    enhance(findings, {"tests/test_fuzz.py": parsed})
+    strict = check_file(parsed, AnalysisConfig(profile="strict"), strict=True)
+    for finding in enhance([*findings, *strict], {"tests/test_fuzz.py": parsed}):
+        if finding.example:
+            ast.parse(finding.example)  # fixes are valid code, whatever the input
     batch_tests_for_llm([parsed], 5)
     for f in findings:
         assert 1 <= f.line <= f.end_line
@@ -161,6 +162,7 @@ def _syntax_property(text: str) -> None:
             SourceFile(path="tests/test_fuzz.py", content=text),
             SourceFile(path="tests/test_good.py", content=GOOD),
         ],
+        AnalysisConfig(profile="strict"),
         cache=None,
     )
     fuzz = [i for i in result.issues if i.file == "tests/test_fuzz.py"]

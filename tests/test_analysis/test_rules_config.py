@@ -6,8 +6,8 @@ from __future__ import annotations
 import pydantic
 import pytest
 
-from agents.test_analysis import AnalysisConfig
 from tests.test_analysis.support import lines_of, run_rules
+from tools.test_smells.schemas import AnalysisConfig
 
 ROULETTE = """
     def test_totals():
@@ -42,10 +42,10 @@ def test_noqa_with_other_ids_suppresses_nothing_of_ours() -> None:
 def test_bare_noqa_suppresses_all_smells_on_its_line_unless_disabled() -> None:
     src = """
         def test_answer():
-            assert compute() == 42  # noqa
+            assert compute() == 37  # noqa
         """
     assert lines_of(src, "magic-number") == []
-    strict = AnalysisConfig(honor_bare_noqa=False)
+    strict = AnalysisConfig(profile="strict", honor_bare_noqa=False)
     assert lines_of(src, "magic-number", config=strict) == [2]
 
 
@@ -117,7 +117,7 @@ def test_fnmatch_lines_only_test_is_not_unknown() -> None:
         """
     assert lines_of(src, "unknown-test") == []
     # without the helper in the configured list, the test has no assertion
-    bare = AnalysisConfig(assertion_helpers=())
+    bare = AnalysisConfig(profile="strict", assertion_helpers=())
     assert lines_of(src, "unknown-test", config=bare) == [1]
 
 
@@ -150,7 +150,7 @@ def test_local_helper_inference_can_be_disabled() -> None:
             check(compute())
         """
     assert lines_of(src, "unknown-test") == []
-    config = AnalysisConfig(infer_local_helpers=False)
+    config = AnalysisConfig(profile="strict", infer_local_helpers=False)
     assert lines_of(src, "unknown-test", config=config) == [3]
 
 
@@ -189,7 +189,7 @@ def test_unknown_test_confidence_is_lower_when_a_helper_may_assert() -> None:
 def test_verbose_threshold_from_config() -> None:
     src = "def test_x():\n" + "    x = 1\n" * 5 + "    assert x\n"
     assert lines_of(src, "verbose-test") == []
-    config = AnalysisConfig(verbose_test_max_statements=5)
+    config = AnalysisConfig(profile="strict", verbose_test_max_statements=5)
     assert lines_of(src, "verbose-test", config=config) == [1]
 
 
@@ -200,7 +200,7 @@ def test_obscure_setup_threshold_from_config() -> None:
             assert a + b + c
         """
     assert lines_of(src, "obscure-setup") == []
-    config = AnalysisConfig(obscure_setup_max_locals=2)
+    config = AnalysisConfig(profile="strict", obscure_setup_max_locals=2)
     assert lines_of(src, "obscure-setup", config=config) == [1]
 
 
@@ -224,7 +224,7 @@ def test_cohesion_threshold_from_config() -> None:
                 assert parser.parse("a") == ["a"]
         """
     assert lines_of(src, "lack-of-cohesion") == []
-    strict = AnalysisConfig(lack_of_cohesion_threshold=0.0)
+    strict = AnalysisConfig(profile="strict", lack_of_cohesion_threshold=0.0)
     assert lines_of(src, "lack-of-cohesion", config=strict) == [1]
 
 

@@ -4,20 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from agents.test_analysis import (
-    SMELLS,
-    Finding,
-    Severity,
-    Source,
-    enhance,
-    merge_findings,
-    parse_file,
-    prioritise,
-    summarize,
-    synthesize,
-)
-from agents.test_analysis.templates import TEMPLATES
 from tests.test_analysis.support import run_rules
+from tools.test_smells.catalogue import SMELLS, Severity
+from tools.test_smells.enhance import enhance
+from tools.test_smells.parsing import parse_file
+from tools.test_smells.schemas import Finding, Source
+from tools.test_smells.synthesis import merge_findings, prioritise, summarize, synthesize
+from tools.test_smells.templates import TEMPLATES
 
 
 def finding(
@@ -205,9 +198,9 @@ def test_context_survives_a_checkpoint_round_trip_and_enhance_still_fills_templa
     [f] = run_rules(src)
     serde = JsonPlusSerializer(
         allowed_msgpack_modules=[
-            ("agents.test_analysis.models", "Finding"),
-            ("agents.test_analysis.models", "Source"),
-            ("agents.test_analysis.catalogue", "Severity"),
+            ("tools.test_smells.schemas", "Finding"),
+            ("tools.test_smells.schemas", "Source"),
+            ("tools.test_smells.catalogue", "Severity"),
         ]
     )
     restored = serde.loads_typed(serde.dumps_typed(f))

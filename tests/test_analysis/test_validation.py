@@ -5,17 +5,17 @@ from __future__ import annotations
 import pydantic
 import pytest
 
-from agents.test_analysis import (
+from tools.test_smells.pipeline import validate_files
+from tools.test_smells.schemas import SourceFile
+from tools.test_smells.validation import (
+    DecodeProblem,
     DuplicatePathError,
     LimitExceededError,
-    SourceFile,
     UnsafePathError,
     check_limits,
     decode_content,
     normalize_path,
-    validate_files,
 )
-from agents.test_analysis.validation import DecodeProblem
 
 
 @pytest.mark.parametrize(

@@ -11,16 +11,16 @@ from pathlib import Path
 
 import pytest
 
+from app.studio import make_saver
 from checkpointer import AsyncRedisSaver
-from checkpointer.studio import make_saver
 
 REPO = Path(__file__).resolve().parents[2]
 
 
 async def test_make_saver_reads_the_environment(
-    monkeypatch: pytest.MonkeyPatch, shared_url: str
+    monkeypatch: pytest.MonkeyPatch, redis_url: str
 ) -> None:
-    monkeypatch.setenv("REDIS_URL", shared_url)
+    monkeypatch.setenv("REDIS_URL", redis_url)
     monkeypatch.setenv("CHECKPOINT_TTL_MINUTES", "90")
     monkeypatch.setenv("CHECKPOINT_REFRESH_ON_READ", "false")
     async with make_saver() as saver:
@@ -33,8 +33,8 @@ async def test_make_saver_reads_the_environment(
 
 
 @pytest.mark.slow
-def test_langgraph_api_loads_the_factory(shared_url: str) -> None:
-    """What `langgraph dev` does with {"checkpointer": {"path": "./checkpointer/studio.py:
+def test_langgraph_api_loads_the_factory(redis_url: str) -> None:
+    """What `langgraph dev` does with {"checkpointer": {"path": "./app/studio.py:
     make_saver"}}, in a subprocess (langgraph-api configures itself from the environment)."""
     script = textwrap.dedent(
         """
@@ -42,7 +42,7 @@ def test_langgraph_api_loads_the_factory(shared_url: str) -> None:
         from langgraph_api._checkpointer import _adapter
 
         async def main():
-            value = _adapter._load_checkpointer("./checkpointer/studio.py:make_saver")
+            value = _adapter._load_checkpointer("./app/studio.py:make_saver")
             async with _adapter._yield_checkpointer(value) as saver:
                 caps = _adapter.CheckpointerCapabilities.from_type(type(saver))
                 print(type(saver).__name__, caps.has_adelete_thread, caps.has_adelete_for_runs,
@@ -54,12 +54,12 @@ def test_langgraph_api_loads_the_factory(shared_url: str) -> None:
     env = {
         **os.environ,
         "PYTHONPATH": str(REPO),
-        "REDIS_URL": shared_url,
+        "REDIS_URL": redis_url,
         "REDIS_URI": "fake",
         "DATABASE_URI": ":memory:",
         "MIGRATIONS_PATH": "__inmem",
         "LANGGRAPH_RUNTIME_EDITION": "inmem",
-        "LANGGRAPH_CHECKPOINTER": '{"path": "./checkpointer/studio.py:make_saver"}',
+        "LANGGRAPH_CHECKPOINTER": '{"path": "./app/studio.py:make_saver"}',
     }
     done = subprocess.run(
         [sys.executable, "-c", script],

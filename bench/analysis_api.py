@@ -1,0 +1,160 @@
+"""Cold and warm throughput of ``POST /api/v1/analyze`` end to end, beside the ast floor.
+
+``python -m bench.analysis_api [--suite DIR] [--repeats N]`` starts a real API process
+(``main.py serve``, embedded storage in a temporary DATA_DIR, no chat model), sends a whole
+test suite as one rules-only request over HTTP and times the answer: JSON in, validation,
+the graph, JSON out. By default the suite is pytest's ``testing/`` folder from its sdist (the
+anchor of issue 12: 72,774 lines took 3.05 s cold = 24,000 lines/s; target >= 60,000).
+
+- cold: nothing of the request is in the parse cache. The cache key includes the path, so
+  each cold run sends the same files under a fresh folder prefix (same content and lines);
+- warm: the same request again (parse-cache and rule-memo hits);
+- floor: ``ast.parse`` + a full ``ast.walk`` of the same files in this process, interleaved
+  with the requests so machine load hits both.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import gc
+import glob
+import json
+import os
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+from bench.precision import DEFAULT_CACHE, Suite, fetch
+from tests.support.processes import ApiProcess
+
+ANCHOR = Suite("pytest", "9.2.0", "testing", "anchor")
+TARGET_LPS = 60_000
+REFERENCE_FLOOR_LPS = 160_000  # ast.parse + walk of pytest's testing/ on the reference box
+ISSUE_COLD_S, ISSUE_LINES = 3.05, 72_774
+
+
+def load(directory: Path) -> list[tuple[str, str]]:
+    """(relative path, text) of every ``*.py`` below ``directory``."""
+    out = []
+    for path in sorted(glob.glob(str(directory / "**" / "*.py"), recursive=True)):
+        try:
+            out.append((os.path.relpath(path, directory), Path(path).read_text("utf-8")))
+        except (OSError, UnicodeDecodeError):
+            continue
+    return out
+
+
+def floor(files: list[tuple[str, str]]) -> float:
+    """Seconds for ``ast.parse`` + ``ast.walk`` of every file."""
+    gc.collect()
+    start = time.perf_counter()
+    for _, text in files:
+        for _ in ast.walk(ast.parse(text)):
+            pass
+    return time.perf_counter() - start
+
+
+def body(files: list[tuple[str, str]], prefix: str) -> bytes:
+    payload = {
+        "files": [{"path": f"{prefix}{path}", "content": text} for path, text in files],
+        "mode": "rules-only",
+        "config": {"max_findings": None},
+    }
+    return json.dumps(payload).encode()
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the bench and print the figures."""
+    parser = argparse.ArgumentParser(prog="python -m bench.analysis_api", description=__doc__)
+    parser.add_argument("--suite", type=Path, help="a folder of test files (default: pytest's)")
+    parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="sdist cache dir")
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args(argv)
+    suite_dir = args.suite or fetch(ANCHOR, args.cache) / ANCHOR.tests
+    files = load(suite_dir)
+    size = sum(len(t.encode()) for _, t in files)
+    with tempfile.TemporaryDirectory() as data_dir:
+        env = {
+            "DATA_DIR": data_dir,
+            "LLM_PROVIDER": "none",
+            "LOG_LEVEL": "WARNING",
+            "MAX_REQUEST_BYTES": str(max(size * 2, 10 << 20)),
+            "MAX_FILES": str(max(len(files) + 1, 1000)),
+            "RATE_LIMIT_PER_MINUTE": "10000",
+        }
+        api = ApiProcess(env, log_path=Path(data_dir) / "api.log").start(timeout=300)
+        try:
+            rows = run(api.url, files, args.repeats)
+        finally:
+            api.stop()
+    report(suite_dir, files, rows)
+
+
+def run(url: str, files: list[tuple[str, str]], repeats: int) -> dict[str, list[float]]:
+    """Interleaved floor, cold and warm runs: seconds per run."""
+    times: dict[str, list[float]] = {"floor": [], "cold": [], "warm": []}
+    lines = None
+    with httpx.Client(base_url=url, timeout=600) as client:
+
+        def post(payload: bytes) -> float:
+            nonlocal lines
+            start = time.perf_counter()
+            response = client.post(
+                "/api/v1/analyze", content=payload, headers={"content-type": "application/json"}
+            )
+            seconds = time.perf_counter() - start
+            response.raise_for_status()
+            lines = response.json()["metrics"]["lines_analyzed"]
+            return seconds
+
+        post(body(files[:3], "warmup/"))  # imports and first-request set-up, not measured
+        for i in range(repeats):
+            times["floor"].append(floor(files))
+            cold = body(files, f"cold{i}/")
+            times["cold"].append(post(cold))
+            times["warm"].append(post(cold))
+    times["lines"] = [float(lines or 0)]
+    return times
+
+
+def report(suite_dir: Path, files: list[tuple[str, str]], rows: dict[str, list[float]]) -> None:
+    lines = int(rows["lines"][0])
+    load_avg = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(
+        f"POST /api/v1/analyze end to end on {suite_dir} ({len(files)} files, {lines:,} lines), "
+        f"{os.cpu_count()} cores, load average {load_avg:.2f}"
+    )
+    best_floor = min(rows["floor"])
+    for label in ("floor", "cold", "warm"):
+        values = rows[label]
+        best = min(values)
+        name = {
+            "floor": "floor: ast.parse + ast.walk (this process)",
+            "cold": "API cold (nothing cached), best",
+            "warm": "API warm (same request again), best",
+        }[label]
+        print(
+            f"    {name:45} {best:7.3f} s {lines / best:>10,.0f} lines/s "
+            f"{best / best_floor:5.2f} x floor   (runs: {', '.join(f'{v:.3f}' for v in values)})"
+        )
+    cold = min(rows["cold"])
+    ratio = cold / best_floor
+    verdict = "met" if lines / cold >= TARGET_LPS else "NOT met"
+    print(
+        f"    target: cold >= {TARGET_LPS:,} lines/s end to end: best cold {lines / cold:,.0f} "
+        f"lines/s -> {verdict} here; at {ratio:.2f} x floor that is "
+        f"{REFERENCE_FLOOR_LPS / ratio:,.0f} lines/s where the floor is "
+        f"{REFERENCE_FLOOR_LPS:,} lines/s (SMELLS.md's 2-core reference box)"
+    )
+    print(
+        f"    anchor (issue 12): {ISSUE_LINES:,} lines cold in {ISSUE_COLD_S} s = "
+        f"{ISSUE_LINES / ISSUE_COLD_S:,.0f} lines/s; now {cold / ISSUE_COLD_S * 100:.0f}% of that "
+        "time for this suite"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,2 @@
+# mypy: ignore-errors
+collect_ignore_glob = ["test_*.py"]

@@ -1,0 +1,89 @@
+"""The knowledge agent's data probe on the handbook, and questions about the documents reaching
+the agent through the whole graph without a model (routed by the data tier)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from langchain_core.messages import HumanMessage
+
+from agents.knowledge.probe import PROBE_MAX_CHARS, knowledge_probe, probe_query
+from agents.knowledge.store import KnowledgeStore
+from config import Settings
+from tests.knowledge.graphkit import knowledge_graph
+from tests.support.graphs import agent_services, run_with_agent_state
+from tools.providers.embeddings import SentenceTransformerEmbeddings
+
+QUESTIONS = [
+    "How do I restart the payments worker?",
+    "What is the hotel cap in North America?",
+    "How do I reset my password?",
+    "When do carried-over vacation days expire?",
+]
+NOT_QUESTIONS = [
+    "hello",
+    "Tell me a joke.",
+    "What is the capital of France?",
+    "def test_total():\n    cart = Cart()\n    assert cart.total() == 0",
+]
+
+
+@pytest.fixture
+def probe(
+    handbook_settings: Callable[..., Settings],
+    handbook_store: KnowledgeStore,
+    embedder: SentenceTransformerEmbeddings,
+) -> Callable[[str], Any]:
+    services = agent_services(handbook_settings(), embeddings=embedder, resources=[handbook_store])
+    return lambda message: knowledge_probe(message, services, "alice")
+
+
+async def test_questions_the_documents_answer_score_above_the_threshold(
+    probe: Callable[[str], Any], handbook_settings: Callable[..., Settings]
+) -> None:
+    threshold = handbook_settings().route_data_threshold
+    scores = {q: await probe(q) for q in QUESTIONS + NOT_QUESTIONS}
+    assert all(scores[q] >= threshold for q in QUESTIONS), scores
+    assert all(scores[q] is not None and scores[q] < threshold for q in NOT_QUESTIONS), scores
+
+
+async def test_nothing_to_search_or_an_empty_knowledge_base_skips_the_probe(
+    make_settings: Callable[..., Settings],
+    store: KnowledgeStore,
+    embedder: SentenceTransformerEmbeddings,
+) -> None:
+    empty = agent_services(make_settings(), embeddings=embedder, resources=[store])
+    assert await knowledge_probe("?!", empty, "alice") is None
+    assert await knowledge_probe("How do I restart the payments worker?", empty, "alice") is None
+
+
+def test_the_probe_searches_what_the_agent_would_within_bounds() -> None:
+    assert probe_query("According to my documents, how long is parental leave?") == (
+        "How long is parental leave?"
+    )
+    assert len(probe_query("word " * 10_000)) <= PROBE_MAX_CHARS
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("How do I restart the payments worker?", "kubectl rollout restart"),
+        ("What is the hotel cap in North America?", "250 USD per night"),
+    ],
+)
+async def test_a_document_question_reaches_the_knowledge_agent_without_a_model(
+    handbook_settings: Callable[..., Settings],
+    handbook_store: KnowledgeStore,
+    embedder: SentenceTransformerEmbeddings,
+    question: str,
+    expected: str,
+) -> None:
+    graph = knowledge_graph(handbook_settings(), handbook_store, embedder, None)
+    state = await run_with_agent_state(
+        graph, {"messages": [HumanMessage(question)]}, "knowledge", owner="alice"
+    )
+    assert state["route"]["agent"] == "knowledge" and state["route"]["method"] == "data"
+    assert state["route"]["confidence"] >= handbook_settings().route_data_threshold
+    assert expected in state["answer"] and state["low_confidence"] is False

