@@ -31,6 +31,7 @@ from redis.backoff import ExponentialWithJitterBackoff
 from redis.retry import Retry
 
 from config import Settings, redact_url
+from tools.pg_pool import reconnect_timeout
 
 log = logging.getLogger(__name__)
 
@@ -159,6 +160,7 @@ def _pool(url: str, timeout: float) -> AsyncConnectionPool:
         max_size=10,
         open=False,
         timeout=timeout,
+        reconnect_timeout=reconnect_timeout(timeout),
         kwargs={"autocommit": True, "prepare_threshold": None, "row_factory": dict_row},
     )
 

@@ -114,9 +114,24 @@ class EventMapper:
                 self._partial[key] = message
             else:
                 self._partial[key] = previous + message
-            return [*out, ("messages/partial", dumps([self._partial[key]]))]
+            out.append(("messages/partial", dumps([self._partial[key]])))
+            if getattr(message, "chunk_position", None) == "last":
+                out.append(self._complete(key))
+            return out
         if key not in self._partial:
             out.append(("messages/metadata", dumps({key: {"metadata": metadata}})))
-        whole = self._partial.pop(key, None)
-        final = message_chunk_to_message(whole) if whole is not None else message
-        return [*out, ("messages/complete", dumps([final]))]
+        if key in self._partial:
+            return [*out, self._complete(key)]
+        return [*out, ("messages/complete", dumps([message]))]
+
+    def _complete(self, key: str) -> Event:
+        return ("messages/complete", dumps([message_chunk_to_message(self._partial.pop(key))]))
+
+    def finish(self) -> list[Event]:
+        """``messages/complete`` for every message still partial when the stream ends.
+
+        LangGraph sends a streamed message whole only when a node returns it under a new id, so
+        a message whose tokens were streamed may never come whole; a client of the older mode
+        still gets each message completed, at the latest when the run's stream ends.
+        """
+        return [self._complete(key) for key in list(self._partial)]

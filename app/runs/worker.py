@@ -387,6 +387,8 @@ class RunWorker:
             async for namespace, mode, chunk in stream:
                 for event, data in mapper.events(namespace, mode, chunk):
                     await self.runs.emit_raw(run_id, event, data)
+            for event, data in mapper.finish():
+                await self.runs.emit_raw(run_id, event, data)
         return self._outcome(spec, await self.graph.aget_state(latest_config))
 
     @staticmethod

@@ -123,6 +123,26 @@ def test_answer_tokens_stream_without_subgraphs_other_tokens_do_not() -> None:
     assert nested.events(("chat:1",), "updates", {"n": {}}) == [("updates|chat:1", '{"n":{}}')]
 
 
+def test_legacy_messages_mode_completes_each_streamed_message_once() -> None:
+    """Tokens of the older ``messages`` mode end in one ``messages/complete`` per message, also
+    when LangGraph never sends the message whole (it was streamed under the same id)."""
+    mapper = EventMapper(RunSpec(kind="agent", stream_modes=["messages"]), lambda a, n: True)
+    meta = {"langgraph_node": "chat"}
+    names = [
+        e for e, _ in mapper.events((), "messages", (AIMessageChunk(content="a", id="m1"), meta))
+    ]
+    names += [
+        e for e, _ in mapper.events((), "messages", (AIMessageChunk(content="b", id="m1"), meta))
+    ]
+    assert names == ["messages/metadata", "messages/partial", "messages/partial"]
+    (complete,) = mapper.finish()
+    assert complete[0] == "messages/complete" and '"content":"ab"' in complete[1]
+    assert mapper.finish() == []
+    last = AIMessageChunk(content="c", id="m2", chunk_position="last")
+    assert [e for e, _ in mapper.events((), "messages", (last, meta))][-1] == "messages/complete"
+    assert mapper.finish() == []
+
+
 def test_cors_lets_studio_read_run_locations(make_settings: Callable[..., Settings]) -> None:
     studio = "https://smith.langchain.com"
     with TestClient(create_app(make_settings(cors_origins=studio))) as client:

@@ -100,6 +100,8 @@ def test_postgres_down_is_503_naming_it_and_answers_resume_when_it_is_back(
         assert chat.status_code == 200, chat.text
         data = chat.json()["data"]["analytics"]
         assert data["unavailable"] and "the analytics database is unavailable" in data["text"]
+        for _ in range(3):  # a longer outage: the pool's reconnect backoff grows past the wait
+            assert api.post("/analytics/query", json=question).status_code == 503
         private_postgres.start()
         back = api.post("/analytics/query", json=question)
         assert back.status_code == 200, back.text

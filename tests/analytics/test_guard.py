@@ -241,3 +241,13 @@ def test_anything_is_either_refused_or_one_select_over_analytics(text: str) -> N
         assert not isinstance(node, exp.DML | exp.DDL | exp.Lock | exp.Into | exp.Copy)
         if isinstance(node, exp.Anonymous):
             assert node.name.lower() not in ("pg_sleep", "set_config", "dblink")
+
+
+@pytest.mark.parametrize(
+    "sql",
+    ["SELECT LATERAL SELECT AS", "SELECT LATERAL (SELECT 1) AS x", "SELECT * FROM LATERAL SELECT"],
+)
+def test_sql_whose_rendering_reads_back_differently_is_refused(sql: str) -> None:
+    """What runs is the guard's rendering, so a rendering that does not round-trip is refused."""
+    with pytest.raises(SQLRefused, match="does not read back"):
+        validate_sql(sql)

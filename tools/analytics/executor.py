@@ -28,6 +28,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from tools.analytics.guard import validate_sql
 from tools.analytics.outputs import ColumnKind, QueryResult
+from tools.pg_pool import reconnect_timeout
 
 #: Postgres type OIDs by kind (int2/4/8, oid, float4/8, numeric; date, timestamp(tz); bool).
 _NUMBER_OIDS = {20, 21, 23, 26, 700, 701, 1700}
@@ -60,6 +61,7 @@ def open_reader_pool(
         min_size=0,
         max_size=max_size,
         timeout=timeout,
+        reconnect_timeout=reconnect_timeout(timeout),
         open=False,
         kwargs={"autocommit": False},
         name="analytics-reader",

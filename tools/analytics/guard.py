@@ -152,7 +152,28 @@ def validate_sql(text: str, *, max_chars: int = 20_000) -> ValidatedSQL:
     tree = qualify_tables(tree, db=SCHEMA, dialect="postgres")
     tables = _check_tables(tree)
     rendered = tree.sql(dialect="postgres", comments=False)
+    _check_round_trip(rendered)
     return ValidatedSQL(rendered, tables)
+
+
+def _check_round_trip(rendered: str) -> None:
+    """Refuse SQL whose rendering does not read back as the same single SELECT.
+
+    What executes is the rendering, not the text that was checked; sqlglot's generator can
+    render an odd tree (``SELECT LATERAL ...``) as text Postgres would read differently, so the
+    rendering is parsed and checked again rather than trusted.
+    """
+    problem = "its normalised form does not read back as the same query"
+    try:
+        again = [s for s in sqlglot.parse(rendered, read="postgres") if s is not None]
+    except SqlglotError:
+        raise _refuse(problem) from None
+    if len(again) != 1 or not _is_select(again[0]):
+        raise _refuse(problem)
+    if again[0].sql(dialect="postgres", comments=False) != rendered:
+        raise _refuse(problem)
+    for node in again[0].walk():
+        _check_node(node)
 
 
 def _is_select(tree: exp.Expr) -> bool:
