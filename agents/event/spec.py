@@ -1,0 +1,48 @@
+"""The event agent's registration: its card (what the router knows of it) and its spec."""
+
+from __future__ import annotations
+
+from agents.contract.personal import personal_spec
+from agents.contract.spec import AgentSpec
+from agents.event.agent import DEFINITION
+
+DESCRIPTION = (
+    "The user's own calendar: puts events, meetings and appointments on the calendar with a "
+    "time, place and attendees, shows what is on for a day or week, moves, changes and cancels "
+    "events, and finds them by topic or person."
+)
+
+#: Routing keywords (whole words, two distinct ones route a message here).
+KEYWORDS = (
+    "calendar",
+    "agenda",
+    "schedule",
+    "scheduled",
+    "reschedule",
+    "meeting",
+    "meetings",
+    "appointment",
+    "appointments",
+    "event",
+    "events",
+    "what's on",
+    "am i free",
+    "busy",
+    "book",
+    "cancel",
+    "attendees",
+)
+
+EXAMPLES = (
+    "Lunch with Sam on Thursday 12:30 at Rosa's",
+    "What's on my calendar tomorrow?",
+    "Put the dentist appointment on Monday at 3pm on my calendar",
+    "Move my meeting with Anna to Friday",
+    "Am I free on Saturday afternoon?",
+    "Cancel the team offsite",
+)
+
+
+def event_agent() -> AgentSpec:
+    """The event agent (the user's calendar)."""
+    return personal_spec(DEFINITION, description=DESCRIPTION, keywords=KEYWORDS, examples=EXAMPLES)
