@@ -8,9 +8,14 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
+from psycopg_pool import AsyncConnectionPool
+from qdrant_client import QdrantClient
 
 from config import Settings
 from main import create_app
+from tests.personal.support import HashEmbeddings
+from tools.personal.service import PersonalService
+from tools.personal.vectors import QdrantItemIndex
 
 
 @pytest.fixture
@@ -85,3 +90,129 @@ def test_a_task_handed_off_to_the_event_agent_over_chat(client: TestClient) -> N
     # another API key sees none of it
     assert client.get("/tasks", headers=B).json()["items"] == []
     assert client.get("/events", headers=B).json()["total"] == 0
+
+
+def test_rest_crud_pages_and_filters(client: TestClient) -> None:
+    made = client.post(
+        "/tasks",
+        json={"title": "File the tax return", "due_at": "2025-04-15T09:00:00+02:00",
+              "priority": "high", "tags": ["money"]},
+        headers=A,
+    )  # fmt: skip
+    assert made.status_code == 201, made.text
+    task = made.json()
+    assert task["status"] == "open" and task["tags"] == ["money"]
+    for n in range(3):
+        client.post("/tasks", json={"title": f"Chore {n}"}, headers=A)
+    page = client.get("/tasks?limit=2", headers=A).json()
+    assert page["total"] == 4 and len(page["items"]) == 2 and page["next_offset"] == 2
+    assert client.get("/tasks?limit=2&offset=2", headers=A).json()["next_offset"] is None
+    high = client.get("/tasks?min_priority=high&tag=money", headers=A).json()["items"]
+    assert [t["id"] for t in high] == [task["id"]]
+    done = client.patch(f"/tasks/{task['id']}", json={"status": "done"}, headers=A).json()
+    assert done["status"] == "done" and done["completed_at"]
+    assert client.get("/tasks?status=open", headers=A).json()["total"] == 3
+
+    meal = client.post(
+        "/meals",
+        json={"eaten_at": "2025-03-12T08:00:00+01:00", "meal_type": "breakfast",
+              "description": "oatmeal with banana", "calories": 350},
+        headers=A,
+    )  # fmt: skip
+    assert meal.status_code == 201, meal.text
+    meal_id = meal.json()["id"]
+    light = client.get("/meals?max_calories=400&meal_type=breakfast", headers=A).json()
+    assert [m["id"] for m in light["items"]] == [meal_id]
+    assert client.patch(f"/meals/{meal_id}", json={"calories": 380}, headers=A).json()[
+        "calories"
+    ] == 380
+
+    event = client.post(
+        "/events?tz=Europe/Berlin",
+        json={"title": "Lunch with Sam", "starts_at": "2025-03-13T12:30:00+01:00",
+              "location": "Rosa's", "attendees": ["Sam"]},
+        headers=A,
+    )  # fmt: skip
+    assert event.status_code == 201, event.text
+    body = event.json()
+    assert body["ends_at"] == "2025-03-13T13:30:00+01:00" and body["tz"] == "Europe/Berlin"
+    assert client.get("/events?attendee=sam", headers=A).json()["total"] == 1
+    assert client.delete(f"/events/{body['id']}", headers=A).status_code == 204
+    assert client.get(f"/events/{body['id']}", headers=A).status_code == 404
+
+
+def test_rest_refuses_bad_input(client: TestClient) -> None:
+    cases = [
+        ("/tasks", {"title": "x", "owner": "someone-else"}),  # unknown field
+        ("/tasks", {"title": ""}),
+        ("/tasks", {"title": "x" * 201}),
+        ("/tasks", {"title": "x", "due_at": "2025-03-12T09:00:00"}),  # no offset
+        ("/meals", {"eaten_at": "2025-03-12T08:00:00Z", "meal_type": "brunch",
+                    "description": "eggs"}),  # fmt: skip
+        ("/events", {"title": "x", "starts_at": "2025-03-12T10:00:00Z",
+                     "ends_at": "2025-03-12T09:00:00Z"}),  # fmt: skip
+        ("/tasks", {"title": "nul \u0000 byte"}),
+    ]
+    for path, body in cases:
+        response = client.post(path, json=body, headers=A)
+        assert response.status_code == 422, (path, body, response.text)
+        assert response.json()["error"]["message"]
+    assert client.post("/tasks?tz=Mars/Olympus", json={"title": "x"}, headers=A).status_code == 422
+    assert client.get("/tasks?limit=0", headers=A).status_code == 422
+    assert client.get("/tasks?limit=500", headers=A).status_code == 422  # > MAX_PAGE_SIZE
+    assert client.get("/tasks?due_from=2025-03-12T09:00:00", headers=A).status_code == 422
+    assert client.get("/tasks?q=%00", headers=A).status_code in (200, 422)
+    assert client.get(f"/tasks/{2**63}", headers=A).status_code == 422
+
+
+def test_users_cannot_see_or_change_each_others_rows(client: TestClient) -> None:
+    mine = client.post("/tasks", json={"title": "Secret plan"}, headers=A).json()
+    meal = client.post(
+        "/meals",
+        json={"eaten_at": "2025-03-12T08:00:00Z", "meal_type": "snack", "description": "apple"},
+        headers=A,
+    ).json()
+    event = client.post(
+        "/events", json={"title": "Doctor", "starts_at": "2025-03-12T10:00:00Z"}, headers=A
+    ).json()
+    for path, item, change in (
+        ("/tasks", mine, {"title": "Stolen"}),
+        ("/meals", meal, {"description": "Stolen"}),
+        ("/events", event, {"title": "Stolen"}),
+    ):
+        assert client.get(path, headers=B).json()["total"] == 0
+        url = f"{path}/{item['id']}"
+        assert client.get(url, headers=B).status_code == 404
+        assert client.patch(url, json=change, headers=B).status_code == 404
+        assert client.delete(url, headers=B).status_code == 404
+        kept = client.get(url, headers=A)
+        assert kept.status_code == 200 and "Stolen" not in kept.text
+    # the other key's chat cannot reach them either
+    answer = client.post(
+        "/chat", json={"message": f"mark task #{mine['id']} done"}, headers=B
+    ).json()
+    assert answer["agent"] == "task" and "Not found" in answer["answer"]
+    assert client.get(f"/tasks/{mine['id']}", headers=A).json()["status"] == "open"
+
+
+def test_postgres_down_is_503_naming_it(client: TestClient) -> None:
+    services = client.app.state.services  # type: ignore[attr-defined]
+    kept = services.agents.resource(PersonalService)
+    dead = AsyncConnectionPool(
+        "postgresql://postgres@127.0.0.1:1/none", min_size=0, max_size=1, open=False, timeout=0.5
+    )
+    client.portal.call(dead.open)  # type: ignore[union-attr]
+    services.agents.provide(
+        PersonalService(dead, QdrantItemIndex(QdrantClient(":memory:")), HashEmbeddings())
+    )
+    try:
+        for method, path in (("GET", "/tasks"), ("GET", "/meals/1"), ("DELETE", "/events/1")):
+            response = client.request(method, path, headers=A)
+            assert response.status_code == 503, response.text
+            error = response.json()["error"]
+            assert error["dependency"] == "postgres" and "Postgres" in error["message"]
+        response = client.post("/tasks", json={"title": "x"}, headers=A)
+        assert response.status_code == 503
+    finally:
+        services.agents.provide(kept)
+        client.portal.call(dead.close)  # type: ignore[union-attr]
