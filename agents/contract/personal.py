@@ -105,8 +105,8 @@ _ABOUT_IT = re.compile(
 
 
 def carried_over(name: str, state: Mapping[str, Any]) -> HandoffDecision | None:
-    """"also put it on my calendar", routed straight to this agent: "it" is the item another
-    personal agent touched in the previous turn, carried over as if it had handed over.
+    """A request like "also put it on my calendar", routed straight to this agent: "it" is the
+    item another personal agent touched in the previous turn, carried over as if handed over.
 
     Only a request that starts with such a verb about "it" counts ("remind me to X and put it
     on my calendar" is the task agent's own request, handed over the usual way).
@@ -123,7 +123,7 @@ def carried_over(name: str, state: Mapping[str, Any]) -> HandoffDecision | None:
         if latest and int(kept.get("last_turn") or 0) == latest:
             return HandoffDecision(
                 should_handoff=True,
-                target_agent=name,  # type: ignore[arg-type]
+                target_agent=name,
                 reason=f"a follow-up on the item the {domain} agent handled last turn",
                 context={"from": domain, "request": text, **handoff_subject(kept)},
             )

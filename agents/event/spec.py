@@ -31,14 +31,18 @@ KEYWORDS = (
     "book",
     "cancel",
     "attendees",
+    "my meetings",
+    "my schedule",
+    "my agenda",
+    "my appointments",
 )
 
 EXAMPLES = (
     "Lunch with Sam on Thursday 12:30 at Rosa's",
-    "What's on my calendar tomorrow?",
+    "Which meetings are on my calendar this week?",
     "Put the dentist appointment on Monday at 3pm on my calendar",
     "Move my meeting with Anna to Friday",
-    "Am I free on Saturday afternoon?",
+    "Do I have any appointments on Saturday?",
     "Cancel the team offsite",
 )
 

@@ -36,6 +36,8 @@ KEYWORDS = (
     "nutrition",
     "food diary",
     "food log",
+    "my macros",
+    "my calories",
 )
 
 EXAMPLES = (
@@ -43,7 +45,7 @@ EXAMPLES = (
     "What did I eat yesterday?",
     "How many calories did I have this week?",
     "Log a chicken salad for lunch, 520 calories",
-    "Meals like the curry I had last week",
+    "Meals like the burrito I had last week",
     "Show my healthy dinners under 600 kcal",
 )
 

@@ -35,6 +35,10 @@ KEYWORDS = (
     "high-priority",
     "urgent",
     "don't let me forget",
+    "forget",
+    "set a reminder",
+    "check off",
+    "my tasks",
 )
 
 EXAMPLES = (
@@ -44,6 +48,8 @@ EXAMPLES = (
     "Mark the second one done",
     "Which of my tasks are overdue?",
     "Show my open to-dos about the move",
+    "Delete the reminder about the car service",
+    "I have to renew the lease before June",
 )
 
 

@@ -123,9 +123,10 @@ def test_rest_crud_pages_and_filters(client: TestClient) -> None:
     meal_id = meal.json()["id"]
     light = client.get("/meals?max_calories=400&meal_type=breakfast", headers=A).json()
     assert [m["id"] for m in light["items"]] == [meal_id]
-    assert client.patch(f"/meals/{meal_id}", json={"calories": 380}, headers=A).json()[
-        "calories"
-    ] == 380
+    assert (
+        client.patch(f"/meals/{meal_id}", json={"calories": 380}, headers=A).json()["calories"]
+        == 380
+    )
 
     event = client.post(
         "/events?tz=Europe/Berlin",
@@ -147,10 +148,14 @@ def test_rest_refuses_bad_input(client: TestClient) -> None:
         ("/tasks", {"title": ""}),
         ("/tasks", {"title": "x" * 201}),
         ("/tasks", {"title": "x", "due_at": "2025-03-12T09:00:00"}),  # no offset
-        ("/meals", {"eaten_at": "2025-03-12T08:00:00Z", "meal_type": "brunch",
-                    "description": "eggs"}),  # fmt: skip
-        ("/events", {"title": "x", "starts_at": "2025-03-12T10:00:00Z",
-                     "ends_at": "2025-03-12T09:00:00Z"}),  # fmt: skip
+        (
+            "/meals",
+            {"eaten_at": "2025-03-12T08:00:00Z", "meal_type": "brunch", "description": "eggs"},
+        ),  # fmt: skip
+        (
+            "/events",
+            {"title": "x", "starts_at": "2025-03-12T10:00:00Z", "ends_at": "2025-03-12T09:00:00Z"},
+        ),  # fmt: skip
         ("/tasks", {"title": "nul \u0000 byte"}),
     ]
     for path, body in cases:
