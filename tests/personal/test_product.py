@@ -3,6 +3,7 @@ handoff) and the REST endpoints, on the real app with Redis and Postgres, withou
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -17,16 +18,18 @@ from tests.personal.support import HashEmbeddings
 from tools.personal.service import PersonalService
 from tools.personal.vectors import QdrantItemIndex
 
+#: Two API keys, new for each test (the tests share one database; owners never see each other).
+A: dict[str, str] = {}
+B: dict[str, str] = {}
+
 
 @pytest.fixture
 def client(make_settings: Callable[..., Settings]) -> Iterator[TestClient]:
-    settings = make_settings(personal_timezone="Europe/Berlin", api_keys="key-a,key-b")
+    keys = [f"key-{uuid.uuid4().hex}" for _ in range(2)]
+    A["Authorization"], B["Authorization"] = (f"Bearer {key}" for key in keys)
+    settings = make_settings(personal_timezone="Europe/Berlin", api_keys=",".join(keys))
     with TestClient(create_app(settings)) as test_client:
         yield test_client
-
-
-A = {"Authorization": "Bearer key-a"}
-B = {"Authorization": "Bearer key-b"}
 
 
 def _line(message: str, body: dict[str, Any]) -> str:
@@ -39,9 +42,11 @@ def _line(message: str, body: dict[str, Any]) -> str:
     route = body["route"]
     head = f"user: {message}\n  routed: {route['agent']} ({route['method']}: {route['reason']})"
     if handoff:
+        how = "handoff" if body["handoffs"] else "carried over (no handoff needed)"
         head += (
-            f"\n  handoff: {handoff['context'].get('from')} -> {handoff['target_agent']}"
-            f" (should_handoff={handoff['should_handoff']}, reason={handoff['reason']!r})"
+            f"\n  {how}: {handoff['context'].get('from')} -> {handoff['target_agent']}"
+            f" (should_handoff={handoff['should_handoff']}, reason={handoff['reason']!r},"
+            f" subject={handoff['context'].get('subject')!r})"
         )
     return head + "\n  answer: " + body["answer"].replace("\n", "\n          ")
 
@@ -55,7 +60,7 @@ def test_a_task_handed_off_to_the_event_agent_over_chat(client: TestClient) -> N
         "please also put it on my calendar",
         "remind me to call mom tomorrow at 6pm and also put it on my calendar",
         "what's on my calendar tomorrow?",
-        "anything due this week?",
+        "show my tasks and reminders",
     ):
         payload: dict[str, Any] = {"message": message}
         if session:
