@@ -15,6 +15,7 @@ from qdrant_client import QdrantClient
 from config import Settings
 from main import create_app
 from tests.personal.support import HashEmbeddings
+from tests.support.stub_openai import StubOpenAI, StubReply
 from tools.personal.service import PersonalService
 from tools.personal.vectors import QdrantItemIndex
 
@@ -226,3 +227,56 @@ def test_postgres_down_is_503_naming_it(client: TestClient) -> None:
     finally:
         services.agents.provide(kept)
         client.portal.call(dead.close)  # type: ignore[union-attr]
+
+
+def test_with_a_model_the_transfer_tool_hands_off_through_the_spine(
+    stub_settings: Callable[..., Settings], stub_openai: StubOpenAI
+) -> None:
+    """The task agent's model creates the task and calls transfer_to_event; the spine routes
+    the turn to the event agent, whose model creates the event (stub server, scripted)."""
+
+    def respond(request: dict[str, Any]) -> StubReply:
+        system = "\n".join(str(m["content"]) for m in request["messages"] if m["role"] == "system")
+        last_user = max(i for i, m in enumerate(request["messages"]) if m["role"] == "user")
+        step = sum(1 for m in request["messages"][last_user:] if m["role"] == "assistant")
+        if "You are the task agent" in system:
+            replies = [
+                StubReply(
+                    tool_calls=[("create_task", {"title": "Call mom", "due": "tomorrow 6pm"})]
+                ),
+                StubReply(tool_calls=[("transfer_to_event", {"request": "put it on my calendar"})]),
+            ]
+        elif "You are the event agent" in system:
+            assert "Call mom" in system  # the handed-over subject is in its context section
+            replies = [
+                StubReply(
+                    tool_calls=[("create_event", {"title": "Call mom", "starts": "tomorrow 6pm"})]
+                ),
+                StubReply(content="It is on your calendar."),
+            ]
+        else:
+            replies = [StubReply(content="chat")]
+        return replies[min(step, len(replies) - 1)]
+
+    stub_openai.responder = respond
+    key = f"key-{uuid.uuid4().hex}"
+    settings = stub_settings(api_keys=key, llm_cache_ttl_seconds=0)
+    headers = {"Authorization": f"Bearer {key}"}
+    with TestClient(create_app(settings)) as llm_client:
+        body = llm_client.post(
+            "/chat",
+            json={"message": "remind me to call mom tomorrow at 6pm and put it on my calendar",
+                  "options": {"personal_timezone": "Europe/Berlin"}},
+            headers=headers,
+        ).json()  # fmt: skip
+        assert body["agent"] == "event" and body["handoffs"] == 1, body
+        assert body["methods"] == {"event": "llm"}
+        received = body["data"]["event"]["handed_over"]
+        assert (
+            received["context"]["from"] == "task" and received["context"]["subject"] == "Call mom"
+        )
+        assert body["answer"].endswith("It is on your calendar.")
+        [task] = llm_client.get("/tasks", headers=headers).json()["items"]
+        [event] = llm_client.get("/events", headers=headers).json()["items"]
+        assert task["title"] == event["title"] == "Call mom"
+        assert task["due_at"] == event["starts_at"] and task["tz"] == "Europe/Berlin"
