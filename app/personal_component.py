@@ -17,6 +17,7 @@ At start-up (API and Studio), :func:`start_personal`
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from typing import TYPE_CHECKING, Any
@@ -70,12 +71,9 @@ async def start_personal(components: Components) -> None:
     settings = components.settings
     stores = components.stores
     index = await vector_index(settings, stores)
-    service = PersonalService(
-        stores.pg,
-        index,
-        components.agents.embeddings(),
-        PersonalLimits.from_settings(settings),
-    )
+    # loading the embedding model blocks: not on the event loop (Studio's server refuses it)
+    embeddings = await asyncio.to_thread(components.agents.embeddings)
+    service = PersonalService(stores.pg, index, embeddings, PersonalLimits.from_settings(settings))
     try:
         await service.setup()
     except VectorIndexError as exc:
