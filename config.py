@@ -621,7 +621,8 @@ class Settings(BaseSettings):
     personal_vector_backend: Literal["auto", "qdrant", "pgvector"] = Field(
         "auto",
         description="Where tasks/meals/events are indexed for semantic search: auto (Qdrant "
-        "when QDRANT_URL is set, else pgvector in the Postgres), qdrant or pgvector.",
+        "when QDRANT_URL is set, else pgvector in the Postgres when it has the extension, else "
+        "the local Qdrant), qdrant or pgvector.",
         json_schema_extra=_group("personal"),
     )
     personal_qdrant_collection: str = Field(

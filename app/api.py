@@ -30,6 +30,7 @@ from app.routers.chat import chat_router, sessions_router
 from app.routers.coding import router as coding_router
 from app.routers.documents import router as documents_router
 from app.routers.ops import router as ops_router
+from app.routers.personal import router as personal_router
 from app.services import Services
 from config import Settings, get_settings
 from graph.registry import AgentRegistry
@@ -66,7 +67,8 @@ def create_app(
     app = FastAPIOffline(
         title="Switchyard",
         version="0.1.0",
-        description="A multi-agent LangGraph server: chat sessions, knowledge, test analysis.",
+        description="A multi-agent LangGraph server: chat sessions, knowledge, test analysis, "
+        "coding, analytics, and personal tasks, meals and events.",
         lifespan=lifespan,
     )
     app.state.settings = settings
@@ -106,6 +108,7 @@ def create_app(
     app.include_router(documents_router)
     app.include_router(coding_router)
     app.include_router(analytics_router)
+    app.include_router(personal_router)
     for router in agent_server_routers():
         app.include_router(router)
     return app

@@ -19,6 +19,7 @@ from typing import Any
 from agents.contract.context import AgentServices
 from app.analytics_component import start_analytics
 from app.coding_component import start_coding
+from app.personal_component import start_personal
 from app.storage import Dependency, Stores
 from config import Settings
 
@@ -47,7 +48,7 @@ class Components:
 Starter = Callable[[Components], Awaitable[None]]
 
 #: Every component, opened in this order (closed in reverse).
-STARTERS: list[Starter] = [start_coding, start_analytics]
+STARTERS: list[Starter] = [start_coding, start_analytics, start_personal]
 
 
 async def open_components(settings: Settings, agents: AgentServices, stores: Stores) -> Components:

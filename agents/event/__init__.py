@@ -1,11 +1,5 @@
-"""The event agent (see `agents/event/agent.py`)."""
+"""The event agent: `agent.py` (definition, one turn), `spec.py` (registration), `prompts.py`."""
 
-from agents.event.agent import (
-    DESCRIPTION,
-    NAME,
-    build_event_agent,
-    build_event_subgraph,
-    run_event_agent,
-)
+from agents.event.agent import NAME, build_event_agent, run_event_agent
 
-__all__ = ["DESCRIPTION", "NAME", "build_event_agent", "build_event_subgraph", "run_event_agent"]
+__all__ = ["NAME", "build_event_agent", "run_event_agent"]

@@ -1,11 +1,5 @@
-"""The food agent (see `agents/food/agent.py`)."""
+"""The food agent: `agent.py` (definition, one turn), `spec.py` (registration), `prompts.py`."""
 
-from agents.food.agent import (
-    DESCRIPTION,
-    NAME,
-    build_food_agent,
-    build_food_subgraph,
-    run_food_agent,
-)
+from agents.food.agent import NAME, build_food_agent, run_food_agent
 
-__all__ = ["DESCRIPTION", "NAME", "build_food_agent", "build_food_subgraph", "run_food_agent"]
+__all__ = ["NAME", "build_food_agent", "run_food_agent"]

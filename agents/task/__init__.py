@@ -1,11 +1,5 @@
-"""The task agent (see `agents/task/agent.py`)."""
+"""The task agent: `agent.py` (definition, one turn), `spec.py` (registration), `prompts.py`."""
 
-from agents.task.agent import (
-    DESCRIPTION,
-    NAME,
-    build_task_agent,
-    build_task_subgraph,
-    run_task_agent,
-)
+from agents.task.agent import NAME, build_task_agent, run_task_agent
 
-__all__ = ["DESCRIPTION", "NAME", "build_task_agent", "build_task_subgraph", "run_task_agent"]
+__all__ = ["NAME", "build_task_agent", "run_task_agent"]

@@ -318,6 +318,30 @@ def result_of(
     )
 
 
+async def run_agent(
+    definition: AgentDefinition,
+    messages: str | Sequence[AnyMessage],
+    *,
+    context: PersonalContext,
+    model: BaseChatModel | None = None,
+    domain_context: dict[str, Any] | None = None,
+    handoff: HandoffDecision | None = None,
+    max_steps: int = 12,
+) -> PersonalAgentResult:
+    """Run one turn of the agent `definition` makes (built once per model, then reused).
+
+    `messages`: the user's message or the conversation (the last human message is the request);
+    `context`: the user, the services, the time zone; `domain_context`: the `context` this agent
+    returned last turn (kept by the caller in `agent_contexts[<agent>]`); `handoff`: the
+    decision of the agent that handed this turn over, if any. Route a returned
+    `result.handoff` with `should_handoff` through the root graph's bounded handoff path.
+    """
+    agent = cached_agent(definition, model, max_steps=max_steps)
+    return await agent.run(
+        messages, context=context, domain_context=domain_context, handoff=handoff
+    )
+
+
 _BUILT: dict[tuple[str, int, int], tuple[BaseChatModel | None, PersonalAgent]] = {}
 _MAX_BUILT = 16
 

@@ -45,7 +45,8 @@ def interpret(domain: Domain, text: str, situation: Situation) -> Plan:
     for index, part in enumerate(parts):
         handoff = shift_check(domain, part) if situation.incoming is None or index else None
         if handoff is not None:
-            handoff.context["request"] = " ".join(parts[index:])
+            # "; " keeps the clauses apart, so the next agent splits the rest the same way
+            handoff.context["request"] = "; ".join(parts[index:])
             plan.handoff = handoff
             break
         step = own(part, situation)
