@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import atexit
 import os
+import shutil
+import tempfile
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
@@ -66,6 +68,30 @@ def _claim_database() -> int:
         "all 15 test databases of the shared Redis are claimed by other test runs; wait for "
         "them, or delete stale locks: redis-cli --scan --pattern 'switchyard-tests:db-lock:*'"
     )
+
+
+_own_temproot: str | None = None
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Give this run a temporary root of its own (unless one was chosen).
+
+    Tests start embedded Postgres servers (pgserver) with data under `tmp_path`; as root,
+    pgserver runs them as its own system user and opens up the directories above the data for
+    it. Every pytest run of the same user shares `/tmp/pytest-of-<user>`, and each run's start
+    resets that directory to 0700, so a concurrent run (another checkout's suite on a shared
+    machine) locked the running servers out of their own data (`pg_ctl: Permission denied`).
+    """
+    global _own_temproot
+    if config.option.basetemp or os.environ.get("PYTEST_DEBUG_TEMPROOT"):
+        return
+    _own_temproot = tempfile.mkdtemp(prefix="switchyard-pytest-")
+    os.environ["PYTEST_DEBUG_TEMPROOT"] = _own_temproot
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if _own_temproot is not None:
+        shutil.rmtree(_own_temproot, ignore_errors=True)
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
