@@ -1,18 +1,21 @@
 """Fixtures of the knowledge tests: one real embedding model per session, a store per test.
 
-Everything is real: the bundled all-MiniLM-L6-v2 model, qdrant-client local mode and a tantivy
-index, both under the test's tmp_path.
+Everything is real: the bundled all-MiniLM-L6-v2 model and Postgres 16 with pgvector (one
+embedded pgserver for the session, a fresh database per test).
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+import uuid
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import psycopg
 import pytest
 
 from agents.knowledge.store import KnowledgeStore
+from app.storage import EmbeddedPostgres
 from config import Settings, load_settings
 from tools.providers.embeddings import SentenceTransformerEmbeddings
 
@@ -23,13 +26,48 @@ def embedder() -> SentenceTransformerEmbeddings:
     return SentenceTransformerEmbeddings("all-MiniLM-L6-v2", batch_size=16)
 
 
+@pytest.fixture(scope="session")
+def knowledge_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedPostgres]:
+    """A private embedded Postgres 16 (with pgvector) for this session's knowledge tests."""
+    server = EmbeddedPostgres(open_dir(tmp_path_factory.mktemp("kbpg")))
+    yield server
+    server.stop()
+
+
+def open_dir(path: Path) -> Path:
+    """`path`, reachable by pgserver's own system user when the tests run as root (pytest's
+    temporary root is private to its user)."""
+    path = path.resolve()
+    for folder in [path, *path.parents]:
+        if folder == Path("/tmp") or folder == Path("/"):
+            break
+        folder.chmod(folder.stat().st_mode | 0o011)
+    return path
+
+
+def fresh_database(server: EmbeddedPostgres) -> str:
+    """URL of a new, empty database on the embedded server."""
+    name = f"kb_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(server.url, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')  # type: ignore[arg-type]
+    base, _, query = server.url.partition("?")
+    return f"{base.rsplit('/', 1)[0]}/{name}" + (f"?{query}" if query else "")
+
+
 @pytest.fixture
-def make_settings(tmp_path: Path) -> Callable[..., Settings]:
-    """Settings with DATA_DIR in tmp_path, Qdrant local mode, small chunks; overridable."""
+def knowledge_db(knowledge_server: EmbeddedPostgres) -> str:
+    """A fresh database on the session's embedded Postgres, for one test."""
+    return fresh_database(knowledge_server)
+
+
+@pytest.fixture
+def make_settings(tmp_path: Path, knowledge_db: str) -> Callable[..., Settings]:
+    """Settings with DATA_DIR in tmp_path, a fresh pgvector database, small chunks."""
 
     def make(**overrides: Any) -> Settings:
         values: dict[str, Any] = {
             "data_dir": tmp_path / "data",
+            "database_url": knowledge_db,
             "qdrant_url": None,
             "chunk_size": 400,
             "chunk_overlap": 80,
@@ -45,7 +83,7 @@ def make_settings(tmp_path: Path) -> Callable[..., Settings]:
 async def store(
     make_settings: Callable[..., Settings], embedder: SentenceTransformerEmbeddings
 ) -> AsyncIterator[KnowledgeStore]:
-    """An empty knowledge base on real Qdrant local mode + tantivy, closed after the test."""
+    """An empty knowledge base on a real Postgres (pgvector), closed after the test."""
     opened = await KnowledgeStore.open(make_settings(), embeddings=embedder, name="kb")
     yield opened
     await opened.close()
