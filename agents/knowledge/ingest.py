@@ -28,6 +28,7 @@ from agents.knowledge.loaders import LoadedDocument
 from agents.knowledge.types import DocumentOutcome
 from tools.knowledge.analysis import term_frequencies
 from tools.knowledge.engine import ChunkWrite, DocumentWrite, KnowledgeEngine
+from tools.knowledge.schema import KnowledgeEngineError
 from tools.providers.embeddings import embed_matrix
 
 log = logging.getLogger(__name__)
@@ -163,6 +164,8 @@ class Indexer:
         try:
             self._write(batch)
             return {}
+        except KnowledgeEngineError:
+            raise  # the knowledge base itself is unusable: no document can go in
         except Exception as exc:
             if len(batch) == 1:
                 log.warning("indexing %s failed: %s", batch[0].doc.source, exc)

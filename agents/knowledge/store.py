@@ -136,6 +136,7 @@ class KnowledgeStore:
         """`open()` for synchronous callers (a worker thread)."""
         store = cls(settings, **kwargs)
         try:
+            store.engine.ready()
             import_legacy(store.engine, store.data_dir, owner=store.owner)
         except KnowledgeEngineError as exc:
             if require:

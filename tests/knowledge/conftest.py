@@ -6,6 +6,8 @@ embedded pgserver for the session, a fresh database per test).
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
@@ -26,23 +28,30 @@ def embedder() -> SentenceTransformerEmbeddings:
     return SentenceTransformerEmbeddings("all-MiniLM-L6-v2", batch_size=16)
 
 
+def reachable_dir(prefix: str) -> Path:
+    """A new folder under /tmp that pgserver's own system user can reach when the tests run as
+    root (pytest's temporary root is private to its user, and other sessions reset it)."""
+    path = Path(tempfile.mkdtemp(prefix=prefix, dir="/tmp"))
+    path.chmod(0o711)
+    return path
+
+
 @pytest.fixture(scope="session")
-def knowledge_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedPostgres]:
+def knowledge_server() -> Iterator[EmbeddedPostgres]:
     """A private embedded Postgres 16 (with pgvector) for this session's knowledge tests."""
-    server = EmbeddedPostgres(open_dir(tmp_path_factory.mktemp("kbpg")))
+    root = reachable_dir("sy-kbpg-")
+    server = EmbeddedPostgres(root)
     yield server
     server.stop()
+    shutil.rmtree(root, ignore_errors=True)
 
 
-def open_dir(path: Path) -> Path:
-    """`path`, reachable by pgserver's own system user when the tests run as root (pytest's
-    temporary root is private to its user)."""
-    path = path.resolve()
-    for folder in [path, *path.parents]:
-        if folder == Path("/tmp") or folder == Path("/"):
-            break
-        folder.chmod(folder.stat().st_mode | 0o011)
-    return path
+@pytest.fixture
+def embedded_data_dir() -> Iterator[Path]:
+    """A DATA_DIR for the embedded defaults (its own pgserver), removed after the test."""
+    root = reachable_dir("sy-kbdata-")
+    yield root / "data"
+    shutil.rmtree(root, ignore_errors=True)
 
 
 def fresh_database(server: EmbeddedPostgres) -> str:
