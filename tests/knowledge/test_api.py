@@ -1,6 +1,7 @@
 """The documents REST API and a chat turn over them, on the real app (Redis, Postgres 16 with
-pgvector holding the knowledge base, MiniLM): upload, list, delete, per-file errors, size limits, auth, and a
-question asked over POST /chat that is routed to the knowledge agent and answered with citations.
+pgvector holding the knowledge base, MiniLM): upload, list, delete, per-file errors, size
+limits, auth, and a question asked over POST /chat that is routed to the knowledge agent and
+answered with citations.
 """
 
 from __future__ import annotations

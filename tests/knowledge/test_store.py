@@ -13,9 +13,9 @@ from langchain_core.embeddings import Embeddings
 from agents.knowledge.store import KnowledgeStore
 from agents.knowledge.types import IngestProgress
 from config import Settings
-from tools.providers.embeddings import SentenceTransformerEmbeddings
 from tools.knowledge.engine import KnowledgeEngine
 from tools.knowledge.schema import KnowledgeEngineError
+from tools.providers.embeddings import SentenceTransformerEmbeddings
 
 
 async def consistent(store: KnowledgeStore) -> dict[str, int]:
