@@ -58,7 +58,7 @@ def fresh_database(server: EmbeddedPostgres) -> str:
     """URL of a new, empty database on the embedded server."""
     name = f"kb_{uuid.uuid4().hex[:10]}"
     with psycopg.connect(server.url, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')  # type: ignore[arg-type]
+        conn.execute(f'CREATE DATABASE "{name}"')
     base, _, query = server.url.partition("?")
     return f"{base.rsplit('/', 1)[0]}/{name}" + (f"?{query}" if query else "")
 

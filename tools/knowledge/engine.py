@@ -143,7 +143,7 @@ class KnowledgeEngine:
 
     def _rows(self, sql: str, params: Sequence[Any] | dict[str, Any]) -> list[tuple[Any, ...]]:
         with self.connection() as conn:
-            return conn.execute(sql, params).fetchall()  # type: ignore[arg-type]
+            return conn.execute(sql, params).fetchall()
 
     # --- search --------------------------------------------------------------------------
 

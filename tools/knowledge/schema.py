@@ -88,7 +88,7 @@ def ensure_schema(conn: psycopg.Connection, kb: str, model: str, dimension: int)
             )
         conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
         for statement in _ddl(dimension):
-            conn.execute(statement)  # type: ignore[arg-type]  # built from constants only
+            conn.execute(statement)  # built from constants only
         found = conn.execute(
             "SELECT atttypmod FROM pg_attribute WHERE attrelid = 'knowledge.chunks'::regclass"
             " AND attname = 'embedding'"
