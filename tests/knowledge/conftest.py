@@ -7,18 +7,15 @@ embedded pgserver for the session, a fresh database per test).
 from __future__ import annotations
 
 import shutil
-import tempfile
-import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import psycopg
 import pytest
 
 from agents.knowledge.store import KnowledgeStore
-from app.storage import EmbeddedPostgres
 from config import Settings, load_settings
+from tests.support.pgvector import PgvectorServer, reachable_dir
 from tools.providers.embeddings import SentenceTransformerEmbeddings
 
 
@@ -28,22 +25,12 @@ def embedder() -> SentenceTransformerEmbeddings:
     return SentenceTransformerEmbeddings("all-MiniLM-L6-v2", batch_size=16)
 
 
-def reachable_dir(prefix: str) -> Path:
-    """A new folder under /tmp that pgserver's own system user can reach when the tests run as
-    root (pytest's temporary root is private to its user, and other sessions reset it)."""
-    path = Path(tempfile.mkdtemp(prefix=prefix, dir="/tmp"))
-    path.chmod(0o711)
-    return path
-
-
 @pytest.fixture(scope="session")
-def knowledge_server() -> Iterator[EmbeddedPostgres]:
+def knowledge_server() -> Iterator[PgvectorServer]:
     """A private embedded Postgres 16 (with pgvector) for this session's knowledge tests."""
-    root = reachable_dir("sy-kbpg-")
-    server = EmbeddedPostgres(root)
+    server = PgvectorServer("sy-kbpg-")
     yield server
     server.stop()
-    shutil.rmtree(root, ignore_errors=True)
 
 
 @pytest.fixture
@@ -54,19 +41,10 @@ def embedded_data_dir() -> Iterator[Path]:
     shutil.rmtree(root, ignore_errors=True)
 
 
-def fresh_database(server: EmbeddedPostgres) -> str:
-    """URL of a new, empty database on the embedded server."""
-    name = f"kb_{uuid.uuid4().hex[:10]}"
-    with psycopg.connect(server.url, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    base, _, query = server.url.partition("?")
-    return f"{base.rsplit('/', 1)[0]}/{name}" + (f"?{query}" if query else "")
-
-
 @pytest.fixture
-def knowledge_db(knowledge_server: EmbeddedPostgres) -> str:
+def knowledge_db(knowledge_server: PgvectorServer) -> str:
     """A fresh database on the session's embedded Postgres, for one test."""
-    return fresh_database(knowledge_server)
+    return knowledge_server.database()
 
 
 @pytest.fixture

@@ -26,7 +26,7 @@ from tests.knowledge.conftest import CORPUS
 from tests.support.processes import REPO, ApiProcess
 from tools.knowledge.connect import embedded_postgres_url
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(1500)]
 
 #: Run by the searching process: one lexical-only and one dense-only search, as JSON titles.
 SEARCH = """
@@ -159,7 +159,6 @@ def test_two_apis_a_cli_ingest_and_a_searcher_share_one_knowledge_base(
     assert found["lexical"][0] == "Gardening" and found["dense"][0] == "Gardening", found
     cli_doc = search(env, "keyctl rotate keys")
     assert cli_doc["lexical"][0] == cli_doc["dense"][0] == "Rotating API keys", cli_doc
-    assert ask(first, "What do my documents say about rotating keys?")[0] == "Rotating API keys"
 
     # delete through the second API: gone for the first one and for every search
     (doc_id,) = [
