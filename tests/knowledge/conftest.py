@@ -15,7 +15,7 @@ import pytest
 
 from agents.knowledge.store import KnowledgeStore
 from config import Settings, load_settings
-from tests.support.pgvector import PgvectorServer, reachable_dir
+from tests.support.pgvector import reachable_dir
 from tools.providers.embeddings import SentenceTransformerEmbeddings
 
 
@@ -23,14 +23,6 @@ from tools.providers.embeddings import SentenceTransformerEmbeddings
 def embedder() -> SentenceTransformerEmbeddings:
     """The bundled MiniLM, loaded once for the whole run."""
     return SentenceTransformerEmbeddings("all-MiniLM-L6-v2", batch_size=16)
-
-
-@pytest.fixture(scope="session")
-def knowledge_server() -> Iterator[PgvectorServer]:
-    """A private embedded Postgres 16 (with pgvector) for this session's knowledge tests."""
-    server = PgvectorServer("sy-kbpg-")
-    yield server
-    server.stop()
 
 
 @pytest.fixture
@@ -42,9 +34,9 @@ def embedded_data_dir() -> Iterator[Path]:
 
 
 @pytest.fixture
-def knowledge_db(knowledge_server: PgvectorServer) -> str:
-    """A fresh database on the session's embedded Postgres, for one test."""
-    return knowledge_server.database()
+def knowledge_db(pgvector_db: str) -> str:
+    """A fresh database on the session's embedded pgvector Postgres, for one test."""
+    return pgvector_db
 
 
 @pytest.fixture
