@@ -51,7 +51,8 @@ async def knowledge_health(services: Any, timeout: float = 3.0) -> Dependency:
         await asyncio.wait_for(services.knowledge.stats(), timeout)
     except Exception as exc:
         reason = "timed out" if isinstance(exc, TimeoutError) else f"{type(exc).__name__}: {exc}"
-        return Dependency("knowledge", "error", mode, None, "postgres", reason, required=False)
+        ms = round((time.perf_counter() - started) * 1000, 2)
+        return Dependency("knowledge", "error", mode, ms, "postgres", reason, required=False)
     ms = round((time.perf_counter() - started) * 1000, 2)
     return Dependency("knowledge", "ok", mode, ms, "postgres", required=False)
 
