@@ -97,6 +97,7 @@ class Services:
     ) -> Services:
         stores = await open_stores(settings)
         components: Components | None = None
+        knowledge: KnowledgeStore | None = None
         try:
             choice = await asyncio.to_thread(detect_provider, settings)
             log.info("LLM provider: %s (%s)", choice.provider, choice.reason)
@@ -156,6 +157,8 @@ class Services:
         except BaseException:
             if components is not None:
                 await components.aclose()
+            if knowledge is not None:
+                await knowledge.close()
             await stores.close()
             raise
         return services
