@@ -4,6 +4,7 @@ One engine every process and replica shares (the embedded pgserver Postgres 16 w
 DATABASE_URL is unset; any Postgres with pgvector otherwise):
 
 - `analysis`: the English analyzer both indexing and queries use (tantivy's, unchanged);
+- `bm25`: the lexical leg's BM25 query (one SQL statement);
 - `schema`: the tables (``knowledge.*``), created idempotently under an advisory lock;
 - `engine`: `KnowledgeEngine`, the blocking API (dense leg on pgvector HNSW, exact BM25 in
   SQL from postings, transactional document writes where the registry row is the commit point);

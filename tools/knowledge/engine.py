@@ -26,6 +26,7 @@ import numpy as np
 import psycopg
 from psycopg_pool import ConnectionPool, PoolTimeout
 
+from tools.knowledge.bm25 import BM25_SQL
 from tools.knowledge.schema import KnowledgeEngineError, ensure_schema
 
 #: BM25 parameters (tantivy's and Lucene's defaults).
@@ -181,7 +182,7 @@ class KnowledgeEngine:
         counts = Counter(terms[:MAX_QUERY_TERMS])
         if limit == 0 or not counts:
             return []
-        rows = self._rows(_BM25_SQL, {
+        rows = self._rows(BM25_SQL, {
             "terms": list(counts), "qtf": list(counts.values()), "kb": self.kb,
             "owner": owner, "n": limit, "k1": K1, "b": B,
         })  # fmt: skip
@@ -401,26 +402,3 @@ def _document_row(values: Sequence[Any]) -> dict[str, Any]:
     keys = ("title", "source", "external_id", "content_hash", "version", "signature",
             "chunk_count", "chars", "created_at", "updated_at")  # fmt: skip
     return dict(zip(keys, values, strict=True))
-
-
-#: BM25 over the postings of the query terms; N and avgdl from the corpus row. One round trip:
-#: each term's df is counted on the covering index first (tiny), then the postings are read once.
-_BM25_SQL = """
-WITH q AS (SELECT term, qtf FROM unnest(%(terms)s::text[], %(qtf)s::int[]) AS t(term, qtf)),
-c AS (SELECT chunks::float8 AS n, total_length::float8 / greatest(chunks, 1) AS avgdl
-      FROM knowledge.corpus WHERE kb = %(kb)s AND owner = %(owner)s AND chunks > 0),
-w AS (SELECT q.term, q.qtf * ln(1 + (c.n - d.df + 0.5) / (d.df + 0.5)) AS weight
-      FROM q CROSS JOIN c CROSS JOIN LATERAL (
-        SELECT count(*)::float8 AS df FROM knowledge.postings p
-        WHERE p.kb = %(kb)s AND p.owner = %(owner)s AND p.term = q.term) d
-      WHERE d.df > 0),
-s AS (SELECT p.chunk, sum(w.weight * p.tf * (%(k1)s + 1)
-             / (p.tf + %(k1)s * (1 - %(b)s + %(b)s * p.dl / c.avgdl))) AS score
-      FROM w JOIN knowledge.postings p
-        ON p.kb = %(kb)s AND p.owner = %(owner)s AND p.term = w.term
-      CROSS JOIN c
-      GROUP BY p.chunk ORDER BY score DESC, p.chunk LIMIT %(n)s)
-SELECT ch.chunk_id::text, ch.document_id::text, s.score
-FROM s JOIN knowledge.chunks ch ON ch.id = s.chunk
-ORDER BY s.score DESC, s.chunk
-"""
