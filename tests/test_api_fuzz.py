@@ -71,7 +71,7 @@ def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ApiProcess]:
         "LOG_LEVEL": "WARNING",
     }
     try:
-        process = ApiProcess(env, log_path=folder / "api.log").start()
+        process = ApiProcess(env, log_path=folder / "api.log").start(timeout=240)
         yield process
         process.stop()
     finally:
