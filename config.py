@@ -163,12 +163,14 @@ class Settings(BaseSettings):
     )
     database_url: str | None = Field(
         None,
-        description="PostgreSQL. Unset = a private embedded Postgres (pgserver) under DATA_DIR.",
+        description="PostgreSQL (with pgvector for the knowledge base). Unset = a private "
+        "embedded Postgres 16 with pgvector (pgserver) under DATA_DIR.",
         json_schema_extra=_group("storage"),
     )
     qdrant_url: str | None = Field(
         None,
-        description="Qdrant server. Unset = qdrant-client local mode under DATA_DIR.",
+        description="Qdrant server, for personal items' vectors (PERSONAL_VECTOR_BACKEND). "
+        "The knowledge base is in Postgres.",
         json_schema_extra=_group("storage"),
     )
     qdrant_api_key: SecretStr | None = Field(
@@ -178,7 +180,7 @@ class Settings(BaseSettings):
     )
     data_dir: Path = Field(
         Path("data"),
-        description="Where embedded Redis / Postgres / Qdrant and the lexical index keep data.",
+        description="Where the embedded Redis and Postgres (with the knowledge base) keep data.",
         json_schema_extra=_group("storage"),
     )
     checkpoint_ttl_minutes: int | None = Field(
@@ -316,8 +318,7 @@ class Settings(BaseSettings):
     knowledge_base_name: str = Field(
         "knowledge",
         pattern=r"^[a-z0-9][a-z0-9_-]{0,62}$",
-        description="Knowledge base to use: Qdrant collections {name}_chunks and "
-        "{name}_documents, lexical index DATA_DIR/lexical/{name}.",
+        description="Knowledge base to use (its rows in the knowledge.* tables of the Postgres).",
         json_schema_extra=_group("retrieval"),
     )
     dense_relevance_floor: float = Field(
@@ -337,10 +338,12 @@ class Settings(BaseSettings):
         json_schema_extra=_group("retrieval"),
     )
     ingest_batch_documents: int = Field(
-        64,
+        256,
         ge=1,
         le=10_000,
-        description="Documents embedded and written per ingestion batch.",
+        description="Documents embedded and written per ingestion batch (one transaction; "
+        "larger batches let the model sort more texts by length: 256 kept ingestion at "
+        "0.82x raw encoding on SciFact, 64 at 0.65x).",
         json_schema_extra=_group("retrieval"),
     )
 

@@ -35,6 +35,7 @@ from app.services import Services
 from config import Settings, get_settings
 from graph.registry import AgentRegistry
 from graph.workflow import build_registry
+from tools.knowledge.schema import KnowledgeEngineError
 
 log = logging.getLogger("switchyard")
 
@@ -78,6 +79,7 @@ def create_app(
         DependencyUnavailable,
         *REDIS_OUTAGES,
         psycopg.OperationalError,
+        KnowledgeEngineError,
     )
     for outage in outages:
         app.add_exception_handler(outage, unavailable_error)

@@ -13,6 +13,8 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException
 
+from tools.knowledge.schema import KnowledgeEngineError
+
 log = logging.getLogger("switchyard")
 
 
@@ -134,7 +136,7 @@ def dependency_of(exc: BaseException) -> str | None:
         return exc.dependency
     if isinstance(exc, REDIS_OUTAGES):
         return "redis"
-    if isinstance(exc, psycopg.OperationalError):
+    if isinstance(exc, psycopg.OperationalError | KnowledgeEngineError):
         return "postgres"
     return None
 
@@ -142,7 +144,13 @@ def dependency_of(exc: BaseException) -> str | None:
 async def unavailable_error(request: Request, exc: Exception) -> JSONResponse:
     """503 naming the dependency: one log line, no traceback (an outage is not a bug)."""
     dependency = dependency_of(exc) or "a dependency"
-    cause = exc.cause if isinstance(exc, DependencyUnavailable) else f"{type(exc).__name__}"
+    cause = (
+        exc.cause
+        if isinstance(exc, DependencyUnavailable)
+        else str(exc)
+        if isinstance(exc, KnowledgeEngineError)
+        else f"{type(exc).__name__}"
+    )
     log.warning("%s %s: %s is unavailable (%s)", request.method, request.url.path, dependency, exc)
     what = DEPENDENCIES.get(dependency, dependency)
     response = error_response(

@@ -3,7 +3,8 @@
 Folders are walked recursively for .md, .txt, .rst, .html, .pdf and BEIR-style .jsonl files; a
 progress bar runs on stderr, and a per-file summary follows on stdout. Exit status: 0 when every
 file went in, 1 when some failed (the others are still ingested), 2 when the knowledge base could
-not be opened -- e.g. a running API holds the local Qdrant folder.
+not be opened (e.g. DATABASE_URL names a Postgres without pgvector). It runs next to a running
+API, Studio or other ingests on the same DATA_DIR: they all share the one Postgres.
 """
 
 from __future__ import annotations
@@ -22,17 +23,6 @@ if TYPE_CHECKING:
     from config import Settings
 
 EXIT_OK, EXIT_SOME_FAILED, EXIT_CANNOT_OPEN = 0, 1, 2
-
-
-def _locked_message(settings: Settings, detail: str) -> str:
-    folder = settings.data_dir / "qdrant"
-    return (
-        f"Cannot open the knowledge base: the local Qdrant storage at {folder} is in use by "
-        "another process, most likely a running Switchyard API (local mode allows one process "
-        "per DATA_DIR). Either upload the files through that API (POST /documents), stop the "
-        "API and run this command again, or run a Qdrant server and set QDRANT_URL for both.\n"
-        f"({detail})"
-    )
 
 
 def file_line(result: FileResult) -> str:
@@ -87,33 +77,23 @@ class ProgressBar:
 async def ingest(settings: Settings, paths: Sequence[str], *, quiet: bool, as_json: bool) -> int:
     """Open the knowledge base, ingest `paths`, print the summary; returns the exit status."""
     from agents.knowledge.store import KnowledgeStore
-    from tools.lexical import LexicalIndexError
+    from tools.knowledge.schema import KnowledgeEngineError
     from tools.providers.embeddings import EmbeddingError
-    from tools.vector import VectorStoreError, connect_qdrant
 
-    key = settings.qdrant_api_key.get_secret_value() if settings.qdrant_api_key else None
     try:
-        client = await asyncio.to_thread(
-            connect_qdrant, settings.qdrant_url, key, settings.data_dir / "qdrant"
-        )
-    except VectorStoreError as exc:
-        message = str(exc) if settings.qdrant_url else _locked_message(settings, str(exc))
-        print(message, file=sys.stderr)
+        store = await KnowledgeStore.open(settings)
+    except (KnowledgeEngineError, EmbeddingError) as exc:
+        print(f"Cannot open the knowledge base: {exc}", file=sys.stderr)
         return EXIT_CANNOT_OPEN
+    bar = ProgressBar(disable=quiet or as_json)
     try:
-        try:
-            store = await KnowledgeStore.open(settings, qdrant_client=client)
-        except (VectorStoreError, LexicalIndexError, EmbeddingError) as exc:
-            print(f"Cannot open the knowledge base: {exc}", file=sys.stderr)
-            return EXIT_CANNOT_OPEN
-        bar = ProgressBar(disable=quiet or as_json)
-        try:
-            report = await store.ingest_paths(paths, progress=bar)
-        finally:
-            bar.close()
-            await store.close()
+        report = await store.ingest_paths(paths, progress=bar)
+    except KnowledgeEngineError as exc:
+        print(f"Cannot write to the knowledge base: {exc}", file=sys.stderr)
+        return EXIT_CANNOT_OPEN
     finally:
-        client.close()
+        bar.close()
+        await store.close()
     print(json.dumps(report.to_dict(), indent=2) if as_json else summary(report))
     return EXIT_OK if report.ok else EXIT_SOME_FAILED
 

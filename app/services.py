@@ -97,6 +97,7 @@ class Services:
     ) -> Services:
         stores = await open_stores(settings)
         components: Components | None = None
+        knowledge: KnowledgeStore | None = None
         try:
             choice = await asyncio.to_thread(detect_provider, settings)
             log.info("LLM provider: %s (%s)", choice.provider, choice.reason)
@@ -115,10 +116,13 @@ class Services:
             agents = AgentServices(settings, llm)
             # Load the embedding model now, not on the first message that needs routing.
             await asyncio.to_thread(agents.embeddings)
-            # ONE knowledge store per process, on the process's Qdrant client: local mode allows
-            # one client per folder, and the graph's nodes and /documents share this store.
+            # ONE knowledge store per process, in the process's Postgres (the embedded one is
+            # shared by every process on the DATA_DIR); the graph's nodes and /documents use it.
             knowledge = await KnowledgeStore.open(
-                settings, embeddings=agents.embeddings(), qdrant_client=stores.qdrant
+                settings,
+                embeddings=agents.embeddings(),
+                database_url=stores.database_url,
+                require=False,
             )
             agents.provide(knowledge)
             components = await open_components(settings, agents, stores)
@@ -153,6 +157,8 @@ class Services:
         except BaseException:
             if components is not None:
                 await components.aclose()
+            if knowledge is not None:
+                await knowledge.close()
             await stores.close()
             raise
         return services
@@ -179,7 +185,7 @@ class Services:
             await asyncio.wait(self.background, timeout=self.settings.llm_timeout_seconds)
         await self.components.aclose()
         await self.llm.aclose()
-        await self.knowledge.close()  # the shared Qdrant client closes below
+        await self.knowledge.close()
         await self.stores.close()
 
 

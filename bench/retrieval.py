@@ -1,12 +1,15 @@
 """Retrieval benchmark on a BEIR dataset, through the same `KnowledgeStore.search` the agent uses.
 
     python -m bench.retrieval --data ../shared/data/beir/scifact [--mode bm25|dense|hybrid|adaptive]
-        [--queries FILE] [--qrels FILE] [--json] [--index-dir DIR]
+        [--queries FILE] [--qrels FILE] [--json] [--index-dir DIR] [--database-url URL]
 
-Ingests ``corpus.jsonl`` into a FRESH knowledge base (a temporary DATA_DIR: qdrant-client local
-mode + the tantivy index) unless ``--index-dir`` names one to reuse, then runs every query of each
-mode and prints nDCG@10, Recall@100, p50/p95 latency per query (query embedding, both legs,
-fusion and payload fetch included) and the ingestion rate, beside the published anchors.
+Ingests ``corpus.jsonl`` into a FRESH knowledge base (a temporary DATA_DIR with the embedded
+Postgres 16 + pgvector, the engine every process shares) unless ``--index-dir`` names one to
+reuse, or ``--database-url`` a Postgres server (with pgvector) to use, then runs every query of
+each mode and prints nDCG@10, Recall@100, p50/p95 latency per query (query embedding, both legs,
+fusion and payload fetch included), the ingestion rate, and the raw embedding throughput of the
+same model on the same chunk texts (`SentenceTransformer.encode` at its best batch size), beside
+the published anchors.
 
 Modes (every one is one `KnowledgeStore.search` call per query, as the agent makes it):
 - bm25: lambda 0, the lexical leg alone;  dense: lambda 1, the dense leg alone;
@@ -34,6 +37,9 @@ from typing import Any
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
+from agents.knowledge.chunking import chunk_text  # noqa: E402
+from agents.knowledge.ingest import embedding_input  # noqa: E402
+from agents.knowledge.loaders import load_bytes  # noqa: E402
 from agents.knowledge.metrics import evaluate, read_qrels, read_queries  # noqa: E402
 from agents.knowledge.store import KnowledgeStore  # noqa: E402
 from agents.knowledge.strategies import evaluate_query  # noqa: E402
@@ -55,6 +61,65 @@ def _find(data: Path, names: list[str]) -> Path:
         if (data / name).exists():
             return data / name
     raise SystemExit(f"none of {names} found in {data}; pass the file explicitly")
+
+
+def _chunk_texts(corpus: Path, chunk_size: int, overlap: int) -> list[str]:
+    """What the indexer embeds for `corpus`: every chunk's embedding input."""
+    loaded = load_bytes(corpus.name, corpus.read_bytes(), str(corpus))
+    return [
+        embedding_input(doc.title, chunk)
+        for doc in loaded.documents
+        for chunk in chunk_text(doc.text, chunk_size, overlap)
+    ]
+
+
+async def throughput(
+    store: KnowledgeStore, corpus: Path, documents: int, batches: tuple[int, ...], work: Path
+) -> dict[str, Any]:
+    """Ingestion vs raw encoding on the same texts: the first `documents` of `corpus` go into
+    an empty knowledge base of their own (timed, the CLI's path), then
+    `SentenceTransformer.encode` embeds the same chunk texts at its best batch size."""
+    lines = [line for line in corpus.read_text(encoding="utf-8").splitlines() if line.strip()]
+    sample = work / f"throughput-{os.getpid()}.jsonl"
+    sample.write_text("\n".join(lines[:documents]) + "\n", encoding="utf-8")
+    report = await store.ingest_paths([sample])
+    for doc in await store.list_documents():  # leave nothing behind in a reused DATA_DIR
+        await store.delete_document(doc.id)
+    settings = store.settings
+    texts = _chunk_texts(sample, settings.chunk_size, settings.chunk_overlap)
+    sample.unlink()
+    raw = raw_encoding(getattr(store.embeddings, "_model", None), texts, batches)
+    return {
+        "documents": report.added,
+        "chunks": report.chunks,
+        "ingest_seconds": report.seconds,
+        "ingest_documents_per_second": report.added / report.seconds,
+        "raw": raw,
+        "raw_documents_per_second": report.added / raw["seconds"],
+        "ratio": raw["seconds"] / report.seconds,
+    }
+
+
+def raw_encoding(model: Any, texts: list[str], batches: tuple[int, ...]) -> dict[str, Any]:
+    """`SentenceTransformer.encode` throughput on `texts`: each batch size timed on a sample,
+    then the best one on every text (one call, as a user of the library would write it)."""
+    sample = texts[:: max(1, len(texts) // 128)][:128]
+    timing: dict[int, float] = {}
+    for size in batches:
+        started = time.perf_counter()
+        model.encode(sample, batch_size=size, normalize_embeddings=True, show_progress_bar=False)
+        timing[size] = len(sample) / (time.perf_counter() - started)
+    best = max(timing, key=lambda k: timing[k])
+    started = time.perf_counter()
+    model.encode(texts, batch_size=best, normalize_embeddings=True, show_progress_bar=False)
+    seconds = time.perf_counter() - started
+    return {
+        "best_batch_size": best,
+        "sample_texts_per_second": {str(k): round(v, 1) for k, v in timing.items()},
+        "texts": len(texts),
+        "seconds": seconds,
+        "texts_per_second": len(texts) / seconds,
+    }
 
 
 def _percentile(values: list[float], q: float) -> float:
@@ -132,6 +197,18 @@ async def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="print one JSON object instead")
     parser.add_argument("--lambda", dest="lam", type=float, default=0.5, help="hybrid weight")
     parser.add_argument("--index-dir", type=Path, help="reuse/keep this DATA_DIR (default: fresh)")
+    parser.add_argument(
+        "--database-url", help="a Postgres with pgvector (default: the embedded one in DATA_DIR)"
+    )
+    parser.add_argument(
+        "--batch-sizes", default="16,32,64,128", help="encode batch sizes to try (raw encoding)"
+    )
+    parser.add_argument(
+        "--throughput-docs",
+        type=int,
+        default=300,
+        help="documents of the ingestion-vs-raw-encoding comparison (0: skip)",
+    )
     parser.add_argument("--depth", type=int, default=100, help="documents ranked per query")
     parser.add_argument(
         "--fetch-k", type=int, help="candidates reranked (default: RERANKER_FETCH_K)"
@@ -146,15 +223,25 @@ async def main(argv: list[str] | None = None) -> int:
     modes = args.mode or list(MODES)
 
     data_dir = args.index_dir or Path(tempfile.mkdtemp(prefix="switchyard-bench-"))
+    if args.index_dir is None:
+        data_dir.chmod(0o711)  # pgserver runs Postgres as its own user when started by root
     settings = load_settings(
         data_dir=data_dir,
-        qdrant_url=None,
+        database_url=args.database_url,
         max_document_bytes=max(corpus.stat().st_size, 20 * 1024 * 1024),
     )
     fetch_k = args.fetch_k or settings.reranker_fetch_k
     try:
         store = await KnowledgeStore.open(settings, name="bench")
         ingest = await _ingest(store, corpus, args.json)
+        batches = tuple(int(b) for b in args.batch_sizes.split(","))
+        raw: dict[str, Any] | None = None
+        if args.throughput_docs > 0 and hasattr(store.embeddings, "_model"):
+            side = await KnowledgeStore.open(
+                settings, name=f"throughput_{os.getpid()}", embeddings=store.embeddings
+            )
+            raw = await throughput(side, corpus, args.throughput_docs, batches, data_dir)
+            await side.close()
         for text in list(queries.values())[:5]:  # warm-up: first-call costs are not per-query
             await store.search(text, lambda_mult=0.5, top_k=10, fetch_k=10, rerank=False)
         rows: list[dict[str, Any]] = []
@@ -182,12 +269,14 @@ async def main(argv: list[str] | None = None) -> int:
     out: dict[str, Any] = {
         "dataset": str(args.data),
         "queries": len(queries),
-        "engine": "qdrant-client local mode (dense) + tantivy BM25 (lexical), weighted RRF k="
-        f"{settings.rrf_k}, relevance rerank of the top {fetch_k}",
+        "engine": f"Postgres {'server' if args.database_url else 'embedded (pgserver 16)'}: "
+        f"pgvector HNSW (dense) + SQL BM25 (lexical), weighted RRF k={settings.rrf_k}, "
+        f"relevance rerank of the top {fetch_k}",
         "embedding_model": settings.embedding_model,
         "machine": f"{platform.machine()} x{os.cpu_count()} CPU, "
         f"Python {platform.python_version()}",
         "ingestion": {k: round(v, 2) if isinstance(v, float) else v for k, v in ingest.items()},
+        "raw_encoding": raw,
         "modes": rows,
     }
     if args.json:
@@ -199,6 +288,15 @@ async def main(argv: list[str] | None = None) -> int:
     print(f"engine   {out['engine']}; {out['embedding_model']}; {out['machine']}")
     print(f"ingest   {ing['indexed']} indexed + {ing['skipped_unchanged']} unchanged in "
           f"{ing['seconds']} s = {ing['documents_per_second']} documents/s")  # fmt: skip
+    if raw is not None:
+        enc = raw["raw"]
+        print(f"speed    {raw['documents']} documents, {raw['chunks']} chunks into an empty "
+              f"knowledge base: ingestion {raw['ingest_seconds']:.1f} s = "
+              f"{raw['ingest_documents_per_second']:.1f} documents/s; raw "
+              f"SentenceTransformer.encode of the same chunk texts (batch "
+              f"{enc['best_batch_size']}, best of {enc['sample_texts_per_second']} texts/s) "
+              f"{enc['seconds']:.1f} s = {raw['raw_documents_per_second']:.1f} documents/s; "
+              f"ingestion = {raw['ratio']:.2f} x raw encoding (target >= 0.8)")  # fmt: skip
     print()
     header = f"{'mode':<9} {'nDCG@10':>8} {'R@100':>7} {'p50 ms':>7} {'p95 ms':>7} {'λ':>5}  anchor"
     print(header)

@@ -4,7 +4,7 @@
         [--threshold X] [--json]
 
 What it does, in one run:
-1. opens a FRESH knowledge base (a temporary DATA_DIR: qdrant-client local mode + tantivy) and
+1. opens a FRESH knowledge base (a temporary DATA_DIR: the embedded Postgres with pgvector) and
    ingests the handbook (policies, runbooks, an FAQ: ``bench/data/handbook``) with the bundled
    all-MiniLM-L6-v2;
 2. builds the router exactly as the graph's ``route`` node does (`graph.nodes.RouterCache`,
@@ -313,9 +313,14 @@ def report(
 async def run(args: argparse.Namespace) -> dict[str, Any]:
     rows = load_rows(args.data)
     workdir = Path(tempfile.mkdtemp(prefix="switchyard-routing-"))
+    workdir.chmod(0o711)  # pgserver runs Postgres as its own user when started by root
     try:
         settings: Settings = load_settings(
-            data_dir=workdir, qdrant_url=None, llm_provider="none", enable_reranking=False
+            data_dir=workdir,
+            database_url=None,
+            qdrant_url=None,
+            llm_provider="none",
+            enable_reranking=False,
         )
         embeddings = get_embeddings(settings)
         services = AgentServices(settings, NoModels(), embeddings_factory=lambda: embeddings)

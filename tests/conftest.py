@@ -24,6 +24,7 @@ import redis
 import redis.asyncio as aredis
 
 from config import Settings
+from tests.support.pgvector import PgvectorServer
 from tests.support.servers import RedisServer, free_port
 from tests.support.stub_openai import StubOpenAI, echo_responder
 
@@ -176,6 +177,21 @@ def postgres_url() -> Iterator[str]:
     yield f"{base}/{name}"
     with psycopg.connect(SHARED_POSTGRES_URL, autocommit=True) as conn:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(scope="session")
+def pgvector_server() -> Iterator[PgvectorServer]:
+    """A private embedded Postgres 16 with pgvector (started on first use, once a session):
+    the knowledge base needs pgvector, which the machine's Postgres 15 lacks."""
+    server = PgvectorServer("sy-pgvector-")
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def pgvector_db(pgvector_server: PgvectorServer) -> str:
+    """A fresh database on the session's pgvector Postgres, for one test."""
+    return pgvector_server.database()
 
 
 @pytest.fixture

@@ -20,6 +20,7 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
+from tests.support.pgvector import PgvectorServer
 from tests.support.processes import ApiProcess
 
 #: Operations that need a chat model: the fuzzed server has none (LLM_PROVIDER=none), so their
@@ -55,22 +56,26 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def api(tmp_path_factory: pytest.TempPathFactory, postgres_url: str) -> Iterator[ApiProcess]:
+def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ApiProcess]:
     from tests.conftest import SHARED_REDIS_HOST, SHARED_REDIS_PORT, _claim_database
 
     folder: Path = tmp_path_factory.mktemp("fuzz")
+    pgvector = PgvectorServer("sy-fuzzpg-")  # the knowledge base needs pgvector
     env = {
         "DATA_DIR": str(folder),
         "REDIS_URL": f"redis://{SHARED_REDIS_HOST}:{SHARED_REDIS_PORT}/{_claim_database()}",
-        "DATABASE_URL": postgres_url,
+        "DATABASE_URL": pgvector.database(),
         "LLM_PROVIDER": "none",
         "RATE_LIMIT_PER_MINUTE": "1000000",
         "MAX_REQUEST_BYTES": "200000",
         "LOG_LEVEL": "WARNING",
     }
-    process = ApiProcess(env, log_path=folder / "api.log").start()
-    yield process
-    process.stop()
+    try:
+        process = ApiProcess(env, log_path=folder / "api.log").start(timeout=240)
+        yield process
+        process.stop()
+    finally:
+        pgvector.stop()
 
 
 def test_no_server_errors_and_answers_match_the_schema(api: ApiProcess) -> None:

@@ -1,15 +1,14 @@
-"""Indexing of loaded documents: hash, skip-unchanged, chunk, embed, write both legs, commit.
+"""Indexing of loaded documents: hash, skip-unchanged, chunk, embed, write in one transaction.
 
 A document's ``version`` is a hash of its content AND of everything that shapes its chunks and
 vectors (embedding model, chunk size/overlap, chunker revision), so re-ingesting identical content
 is a no-op while a settings change re-indexes it.
 
-Write order (nothing already indexed is lost on failure):
-1. the new version's chunks go into Qdrant and tantivy next to the old version's;
-2. the registry row is updated to the new version (the commit point);
-3. only then are the old version's chunks removed.
-A failure in 1-2 removes what was written of the new version and keeps the old one; a failure
-in 3 leaves stale chunks that `KnowledgeStore.sync()` removes later.
+A batch of documents is written by `KnowledgeEngine.write` in ONE Postgres transaction (registry
+rows, the replaced chunks' removal, new chunks with vectors, BM25 postings): the registry row is
+the commit point, so a failure or a killed process loses nothing already committed and leaves
+nothing half-written. A batch that fails is retried one document at a time, so one bad
+document fails alone.
 """
 
 from __future__ import annotations
@@ -27,9 +26,10 @@ from langchain_core.embeddings import Embeddings
 from agents.knowledge.chunking import Chunk, chunk_text
 from agents.knowledge.loaders import LoadedDocument
 from agents.knowledge.types import DocumentOutcome
-from tools.lexical import LexicalDoc, LexicalIndex
+from tools.knowledge.analysis import term_frequencies
+from tools.knowledge.engine import ChunkWrite, DocumentWrite, KnowledgeEngine
+from tools.knowledge.schema import KnowledgeEngineError
 from tools.providers.embeddings import embed_matrix
-from tools.vector import VectorIndex
 
 log = logging.getLogger(__name__)
 
@@ -84,24 +84,24 @@ class _Prepared:
 
 
 class Indexer:
-    """Blocking indexing of document batches into the vector and lexical indexes."""
+    """Blocking indexing of document batches into one owner's part of the knowledge base."""
 
     def __init__(
         self,
-        vector: VectorIndex,
-        lexical: LexicalIndex,
+        engine: KnowledgeEngine,
         embeddings: Embeddings,
         *,
         model_name: str,
         chunk_size: int,
         chunk_overlap: int,
+        owner: str = "",
     ) -> None:
-        self.vector = vector
-        self.lexical = lexical
+        self.engine = engine
+        self.owner = owner
         self.embeddings = embeddings
         self.chunk_size = chunk_size
         self.chunk_overlap = chunk_overlap
-        self.signature = index_signature(model_name, vector.dimension, chunk_size, chunk_overlap)
+        self.signature = index_signature(model_name, engine.dimension, chunk_size, chunk_overlap)
 
     def index(self, docs: Sequence[LoadedDocument]) -> list[DocumentOutcome]:
         """Index `docs`; one outcome per input document, in order."""
@@ -122,7 +122,7 @@ class Indexer:
         return [o for o in outcomes if o is not None]
 
     def _index_round(self, docs: Sequence[LoadedDocument]) -> list[DocumentOutcome]:
-        existing = self.vector.get_documents([d.document_id for d in docs])
+        existing = self.engine.get_documents(self.owner, [d.document_id for d in docs])
         outcomes: list[DocumentOutcome] = []
         todo: list[tuple[int, _Prepared]] = []
         for doc in docs:
@@ -164,6 +164,8 @@ class Indexer:
         try:
             self._write(batch)
             return {}
+        except KnowledgeEngineError:
+            raise  # the knowledge base itself is unusable: no document can go in
         except Exception as exc:
             if len(batch) == 1:
                 log.warning("indexing %s failed: %s", batch[0].doc.source, exc)
@@ -174,36 +176,22 @@ class Indexer:
         return errors
 
     def _write(self, batch: list[_Prepared]) -> None:
-        ids: list[str] = []
-        payloads: list[dict[str, Any]] = []
-        texts: list[str] = []
-        lexical_docs: list[LexicalDoc] = []
-        for p in batch:
-            for chunk in p.chunks:
-                cid = chunk_id(p.doc_id, p.version, chunk.index)
-                ids.append(cid)
-                texts.append(embedding_input(p.doc.title, chunk))
-                payloads.append(
-                    {
-                        "document_id": p.doc_id,
-                        "version": p.version,
-                        "title": p.doc.title,
-                        "source": p.doc.source,
-                        "external_id": p.doc.external_id,
-                        "chunk_index": chunk.index,
-                        "heading": chunk.heading,
-                        "start": chunk.start,
-                        "end": chunk.end,
-                        "text": chunk.text,
-                    }
-                )
-                lexical_docs.append(
-                    LexicalDoc(cid, p.doc_id, p.version, lexical_text(p.doc.title, chunk.text))
-                )
+        texts = [embedding_input(p.doc.title, chunk) for p in batch for chunk in p.chunks]
         vectors = embed_matrix(self.embeddings, texts)
         now = _now()
-        rows = {
-            p.doc_id: {
+        writes: list[DocumentWrite] = []
+        offset = 0
+        for p in batch:
+            chunks: list[ChunkWrite] = []
+            for chunk in p.chunks:
+                terms, length = term_frequencies(lexical_text(p.doc.title, chunk.text))
+                chunks.append(
+                    ChunkWrite(
+                        chunk_id(p.doc_id, p.version, chunk.index), chunk.index, chunk.heading,
+                        chunk.start, chunk.end, chunk.text, terms, length,
+                    )
+                )  # fmt: skip
+            row = {
                 "title": p.doc.title,
                 "source": p.doc.source,
                 "external_id": p.doc.external_id,
@@ -215,78 +203,8 @@ class Indexer:
                 "created_at": (p.previous or {}).get("created_at", now),
                 "updated_at": now,
             }
-            for p in batch
-        }
-        try:
-            self.vector.upsert_chunks(ids, vectors, payloads)
-            self.lexical.add(lexical_docs)
-            self.vector.upsert_documents(rows)  # the commit point
-        except Exception:
-            self._rollback(batch)
-            raise
-        replaced = {p.doc_id: p.version for p in batch if p.previous is not None}
-        try:
-            for doc_id, version in replaced.items():
-                self.vector.delete_other_versions(doc_id, version)
-            self.lexical.delete_other_versions(replaced)
-        except Exception as exc:  # the new version is committed; stale chunks are only clutter
-            log.warning("removing replaced chunks failed (sync() will retry): %s", exc)
-
-    def _rollback(self, batch: list[_Prepared]) -> None:
-        for p in batch:
-            try:
-                self.vector.delete_version(p.doc_id, p.version)
-            except Exception as exc:
-                log.warning("rollback of %s in Qdrant failed: %s", p.doc_id, exc)
-        try:
-            self.lexical.delete_versions([(p.doc_id, p.version) for p in batch])
-        except Exception as exc:
-            log.warning("rollback in the lexical index failed: %s", exc)
-
-
-def reconcile(
-    vector: VectorIndex, lexical: LexicalIndex, *, only_if_inconsistent: bool
-) -> dict[str, int]:
-    """Make the chunks and the lexical index agree with the registry (`KnowledgeStore.sync`).
-
-    Removes chunks of unregistered documents or stale versions (left by an interrupted
-    replace), and re-indexes into tantivy whatever it lacks, from the Qdrant payloads.
-    The caller serialises writes.
-    """
-    rows = dict(vector.iter_documents())
-    registry = {doc_id: str(row.get("version", "")) for doc_id, row in rows.items()}
-    expected = sum(int(row.get("chunk_count", 0)) for row in rows.values())
-    if only_if_inconsistent and (vector.count_chunks() == expected == lexical.count()):
-        return {"stale_chunks": 0, "lexical_documents": 0}
-    stale: dict[str, set[str]] = {}
-    by_doc: dict[str, list[Any]] = {}
-    for rec in vector.iter_chunks():
-        payload = rec.payload or {}
-        doc_id = str(payload.get("document_id", ""))
-        version = str(payload.get("version", ""))
-        if registry.get(doc_id) != version:
-            stale.setdefault(doc_id, set()).add(version)
-        else:
-            by_doc.setdefault(doc_id, []).append(rec)
-    for doc_id, versions in stale.items():
-        for version in versions:
-            vector.delete_version(doc_id, version)
-    indexed = lexical.document_versions()
-    missing = [d for d, v in registry.items() if indexed.get(d) != (v, len(by_doc.get(d, [])))]
-    extra = [d for d in indexed if d not in registry]
-    lexical.delete_documents(missing + extra)
-    docs = [
-        LexicalDoc(
-            str(rec.id),
-            doc_id,
-            registry[doc_id],
-            lexical_text(str(rec.payload.get("title", "")), str(rec.payload.get("text", ""))),
-        )
-        for doc_id in missing
-        for rec in by_doc.get(doc_id, [])
-    ]
-    lexical.add(docs)
-    return {
-        "stale_chunks": sum(len(v) for v in stale.values()),
-        "lexical_documents": len(missing),
-    }
+            writes.append(
+                DocumentWrite(p.doc_id, row, chunks, vectors[offset : offset + len(chunks)])
+            )
+            offset += len(chunks)
+        self.engine.write(self.owner, writes)

@@ -357,9 +357,7 @@ async def transform_query(state: KnowledgeState, runtime: Runtime[RunContext]) -
 
     async def offline() -> tuple[str, str, str]:
         store = await store_for(services)
-        expansion = await asyncio.to_thread(
-            expand_query, state["query"], hits, idf=store.lexical.idf_of
-        )
+        expansion = await asyncio.to_thread(expand_query, state["query"], hits, idf=store.idf_of)
         added = ", ".join(expansion.added_terms) or "none"
         return expansion.query, expansion.method, f"added terms from the top documents: {added}"
 

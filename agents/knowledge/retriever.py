@@ -1,7 +1,7 @@
 """Hybrid retrieval: dense + lexical legs, weighted RRF, then a reranking stage.
 
 One query:
-1. the lexical leg (tantivy BM25) and the dense leg (embed the query, Qdrant search) run
+1. the lexical leg (BM25 in Postgres) and the dense leg (embed the query, pgvector search) run
    concurrently, each returning ``leg_k`` chunks (a leg whose weight is 0 is not run at all);
 2. weighted RRF fuses the two chunk rankings (`tools.hybrid.weighted_rrf`); with
    ``distinct_documents`` only each document's best chunk is kept;
@@ -35,10 +35,10 @@ from langchain_core.embeddings import Embeddings
 from agents.knowledge.ingest import lexical_text
 from agents.knowledge.types import SearchHit, SearchResult
 from tools.hybrid import check_lambda, weighted_rrf
-from tools.lexical import LexicalHit, LexicalIndex
+from tools.knowledge.analysis import analyze
+from tools.knowledge.engine import MAX_IDS, MAX_LEG_K, Hit, KnowledgeEngine
 from tools.providers.embeddings import embed_matrix
 from tools.rerank import CrossEncoderReranker
-from tools.vector import DenseHit, VectorIndex
 
 #: Cosine similarities at or below FLOOR count as unrelated, at or above CEILING as a clear match.
 #: Chosen for all-MiniLM-L6-v2 from its published similarity scale (unrelated English sentences
@@ -48,14 +48,14 @@ DENSE_CEILING = 0.65
 
 
 class HybridRetriever:
-    """Runs hybrid searches over a `VectorIndex` and a `LexicalIndex`."""
+    """Runs hybrid searches over one owner's part of a `KnowledgeEngine`."""
 
     def __init__(
         self,
-        vector: VectorIndex,
-        lexical: LexicalIndex,
+        engine: KnowledgeEngine,
         embeddings: Embeddings,
         *,
+        owner: str = "",
         rrf_k: int = 60,
         reranker: Callable[[], CrossEncoderReranker] | None = None,
         dense_floor: float = DENSE_FLOOR,
@@ -63,24 +63,24 @@ class HybridRetriever:
     ) -> None:
         if dense_ceiling <= dense_floor:
             raise ValueError("dense_ceiling must be above dense_floor")
-        self.vector = vector
-        self.lexical = lexical
+        self.engine = engine
+        self.owner = owner
         self.embeddings = embeddings
         self.rrf_k = rrf_k
         self._reranker = reranker
         self.dense_floor = dense_floor
         self.dense_ceiling = dense_ceiling
 
-    def _dense(self, query: str, limit: int) -> tuple[np.ndarray, list[DenseHit], float, float]:
+    def _dense(self, query: str, limit: int) -> tuple[np.ndarray, list[Hit], float, float]:
         t0 = time.perf_counter()
         qvec = embed_matrix(self.embeddings, [query])[0]
         t1 = time.perf_counter()
-        hits = self.vector.search(qvec, limit)
+        hits = self.engine.dense(self.owner, qvec, limit)
         return qvec, hits, (t1 - t0) * 1000, (time.perf_counter() - t1) * 1000
 
-    def _lexical(self, query: str, limit: int) -> tuple[list[LexicalHit], float]:
+    def _lexical(self, query: str, limit: int) -> tuple[list[Hit], float]:
         t0 = time.perf_counter()
-        hits = self.lexical.search(query, limit)
+        hits = self.engine.lexical(self.owner, analyze(query), limit)
         return hits, (time.perf_counter() - t0) * 1000
 
     async def search(
@@ -101,7 +101,9 @@ class HybridRetriever:
         lam = check_lambda(lambda_mult)
         if top_k < 1 or fetch_k < 1:
             raise ValueError(f"top_k and fetch_k must be >= 1 (got {top_k}, {fetch_k})")
-        depth = leg_k if leg_k is not None else max(2 * max(fetch_k, top_k), 50)
+        # Bounded here as well as by the API: these sizes reach the database.
+        fetch_k, top_k = min(fetch_k, MAX_IDS), min(top_k, MAX_IDS)
+        depth = min(leg_k if leg_k is not None else max(2 * max(fetch_k, top_k), 50), MAX_LEG_K)
         started = time.perf_counter()
         timings: dict[str, float] = {}
 
@@ -111,7 +113,7 @@ class HybridRetriever:
         dense_task = asyncio.to_thread(self._dense, query, depth) if lam > 0 else None
         lexical_hits, timings["lexical_ms"] = await lexical_task
         qvec: np.ndarray | None = None
-        dense_hits: list[DenseHit] = []
+        dense_hits: list[Hit] = []
         if dense_task is not None:
             qvec, dense_hits, timings["embed_ms"], timings["dense_ms"] = await dense_task
 
@@ -176,8 +178,8 @@ class HybridRetriever:
         lam: float,
         candidates: list[Any],
         scored: int,
-        dense_hits: list[DenseHit],
-        lexical_hits: list[LexicalHit],
+        dense_hits: list[Hit],
+        lexical_hits: list[Hit],
         qvec: np.ndarray | None,
     ) -> list[SearchHit]:
         """Hits for the candidates; the first `scored` ones get their relevance."""
@@ -185,13 +187,9 @@ class HybridRetriever:
         head_ids = set(ids[:scored])
         dense_by_id = {h.chunk_id: h for h in dense_hits}
         lexical_by_id = {h.chunk_id: h for h in lexical_hits}
-        records = self.vector.fetch_chunks(ids)
-        # Cosine for the head candidates the dense leg did not return (lexical-only ones), so
-        # every scored hit's relevance has both parts; the others already carry their score.
-        missing = (
-            [i for i in ids if i in head_ids and i not in dense_by_id] if qvec is not None else []
-        )
-        vectors = self.vector.fetch_vectors(missing)
+        # The fetch also computes the cosine of every candidate, so a lexical-only hit's
+        # relevance has its dense part too (one round trip either way).
+        records = self.engine.fetch_chunks(self.owner, ids, qvec)
         terms = self._query_terms(query, lam)
         hits: list[SearchHit] = []
         for cand in candidates:
@@ -201,8 +199,8 @@ class HybridRetriever:
             dense = dense_by_id.get(cand.key)
             lexical = lexical_by_id.get(cand.key)
             cosine: float | None = dense.score if dense is not None else None
-            if cosine is None and cand.key in vectors and qvec is not None:
-                cosine = float(vectors[cand.key] @ qvec)
+            if cosine is None and payload.get("cosine") is not None:
+                cosine = float(payload["cosine"])
             relevance: float | None = None
             if cand.key in head_ids:
                 relevance = self._relevance(lam, cosine, payload, terms)
@@ -230,8 +228,8 @@ class HybridRetriever:
 
     def _query_terms(self, query: str, lam: float) -> dict[str, float]:
         """The query's index terms with their idf (none when the lexical weight is 0)."""
-        terms = set(self.lexical.analyze(query)) if lam < 1 else set()
-        return self.lexical.idf(terms) if terms else {}
+        terms = set(analyze(query)) if lam < 1 else set()
+        return self.engine.idf(self.owner, sorted(terms)) if terms else {}
 
     def _relevance(
         self, lam: float, cosine: float | None, payload: dict[str, Any], idf: dict[str, float]
@@ -245,7 +243,7 @@ class HybridRetriever:
         total_idf = sum(idf.values())
         if total_idf > 0:
             chunk = lexical_text(str(payload.get("title", "")), str(payload.get("text", "")))
-            present = set(idf).intersection(self.lexical.analyze(chunk))
+            present = set(idf).intersection(analyze(chunk))
             coverage = sum(idf[t] for t in present) / total_idf
         return round(lam * dense_rel + (1 - lam) * coverage, 6)
 
@@ -258,14 +256,13 @@ class HybridRetriever:
         (judging them against the query that found them would confirm any rewrite)."""
         lam = check_lambda(lambda_mult)
         ids = list(dict.fromkeys(chunk_ids))
-        records = self.vector.fetch_chunks(ids)
         qvec = embed_matrix(self.embeddings, [query])[0] if lam > 0 else None
-        vectors = self.vector.fetch_vectors(ids) if qvec is not None else {}
+        records = self.engine.fetch_chunks(self.owner, ids, qvec)
         terms = self._query_terms(query, lam)
         return {
             key: self._relevance(
                 lam,
-                float(vectors[key] @ qvec) if qvec is not None and key in vectors else None,
+                float(payload["cosine"]) if payload.get("cosine") is not None else None,
                 payload,
                 terms,
             )

@@ -7,10 +7,12 @@
     await store.delete_document(doc_id)
     await store.close()
 
-Storage: chunks, vectors and the document registry live in Qdrant (local mode under
-``DATA_DIR/qdrant`` when ``QDRANT_URL`` is unset); the BM25 index lives under
-``DATA_DIR/lexical/<name>`` and is derived data: `sync()` rebuilds it from the Qdrant payloads.
-Blocking work runs in worker threads; writes are serialised per store.
+Storage: one knowledge base in Postgres (`tools.knowledge.KnowledgeEngine`): the registry,
+chunks with pgvector embeddings and BM25 postings, in DATABASE_URL's server or, when that is
+unset, the embedded Postgres under ``DATA_DIR/postgres`` that every process on the DATA_DIR
+shares. Every process therefore sees every committed document in both legs at once. Documents
+belong to an owner (``owner``, default ``""``: the knowledge base every caller shares) and every
+query is scoped to it. Blocking work runs in worker threads.
 """
 
 from __future__ import annotations
@@ -24,9 +26,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.embeddings import Embeddings
-from qdrant_client import QdrantClient
 
-from agents.knowledge.ingest import Indexer, lexical_text, reconcile
+from agents.knowledge.ingest import Indexer, lexical_text
 from agents.knowledge.loaders import (
     LoadedDocument,
     LoaderError,
@@ -45,10 +46,13 @@ from agents.knowledge.types import (
     SearchHit,
     SearchResult,
 )
-from tools.lexical import LexicalIndex
+from tools.knowledge.analysis import analyze
+from tools.knowledge.connect import database_url as resolve_database_url
+from tools.knowledge.engine import KnowledgeEngine
+from tools.knowledge.legacy import import_legacy
+from tools.knowledge.schema import KnowledgeEngineError
 from tools.providers.embeddings import embedding_dimension, get_embeddings
 from tools.rerank import CrossEncoderReranker, get_reranker
-from tools.vector import VectorIndex, connect_qdrant
 
 if TYPE_CHECKING:
     from config import Settings
@@ -65,89 +69,88 @@ class KnowledgeStore:
         *,
         embeddings: Embeddings | None = None,
         name: str | None = None,
-        qdrant_client: QdrantClient | None = None,
+        database_url: str | None = None,
         data_dir: Path | None = None,
+        owner: str = "",
         reranker: CrossEncoderReranker | None = None,
         batch_documents: int | None = None,
         score_rerank: bool | None = None,
     ) -> None:
-        """Blocking constructor (loads the model, opens Qdrant); prefer `open()` in async code.
+        """Blocking constructor (loads the model, connects); prefer `open()` in async code.
 
-        ``qdrant_client`` lets the app share one client (local mode allows one per folder);
-        ``name`` selects the knowledge base (collections ``<name>_chunks``/``<name>_documents``,
-        default KNOWLEDGE_BASE_NAME); ``batch_documents`` defaults to INGEST_BATCH_DOCUMENTS;
-        ``score_rerank`` is the default of `search`'s model-free reranking (HYBRID_SCORE_RERANK).
+        ``database_url`` defaults to DATABASE_URL, else the embedded Postgres of ``data_dir``
+        (default DATA_DIR); ``name`` selects the knowledge base (default KNOWLEDGE_BASE_NAME);
+        ``owner`` scopes every read and write; ``batch_documents`` defaults to
+        INGEST_BATCH_DOCUMENTS; ``score_rerank`` is the default of `search`'s model-free
+        reranking (HYBRID_SCORE_RERANK). Raises `KnowledgeEngineError` naming the fix.
         """
         self.settings = settings
         name = name if name is not None else settings.knowledge_base_name
         self.name = name
-        root = Path(data_dir if data_dir is not None else settings.data_dir)
+        self.owner = owner
+        self.data_dir = Path(data_dir if data_dir is not None else settings.data_dir)
         self.embeddings = embeddings if embeddings is not None else get_embeddings(settings)
         dimension = embedding_dimension(self.embeddings)
-        api_key = settings.qdrant_api_key.get_secret_value() if settings.qdrant_api_key else None
-        self._owns_client = qdrant_client is None
-        client = qdrant_client or connect_qdrant(settings.qdrant_url, api_key, root / "qdrant")
         model_name = str(getattr(self.embeddings, "model_name", settings.embedding_model))
-        try:
-            self.vector = VectorIndex(client, name, dimension, model=model_name)
-            self.lexical = LexicalIndex(root / "lexical" / name)
-        except BaseException:
-            if self._owns_client:  # release local mode's folder lock before failing
-                client.close()
-            raise
+        url = database_url or resolve_database_url(settings.database_url, self.data_dir)
+        self.engine = KnowledgeEngine(url, kb=name, dimension=dimension, model=model_name)
         self._reranker = reranker
         self.retriever = HybridRetriever(
-            self.vector,
-            self.lexical,
+            self.engine,
             self.embeddings,
+            owner=owner,
             rrf_k=settings.rrf_k,
             reranker=self._get_reranker,
             dense_floor=settings.dense_relevance_floor,
             dense_ceiling=settings.dense_relevance_ceiling,
         )
         self.indexer = Indexer(
-            self.vector,
-            self.lexical,
+            self.engine,
             self.embeddings,
             model_name=model_name,
             chunk_size=settings.chunk_size,
             chunk_overlap=settings.chunk_overlap,
+            owner=owner,
         )
         self.batch_documents = (
             batch_documents if batch_documents is not None else settings.ingest_batch_documents
         )
         self.score_rerank = settings.hybrid_score_rerank if score_rerank is None else score_rerank
-        self._write_lock = asyncio.Lock()
 
     @classmethod
-    async def open(cls, settings: Settings, *, sync: bool = True, **kwargs: Any) -> KnowledgeStore:
-        """Open (and create if needed) the knowledge base off the event loop.
+    async def open(
+        cls, settings: Settings, *, require: bool = True, **kwargs: Any
+    ) -> KnowledgeStore:
+        """Open (and create if needed) the knowledge base off the event loop; a knowledge base
+        left in the old embedded layout under DATA_DIR is imported first (once, logged).
 
-        With ``sync`` (default) the lexical index is checked against Qdrant and repaired when
-        the counts disagree (e.g. a fresh replica, or an ingestion that died half-way).
-        """
-        store = await asyncio.to_thread(cls, settings, **kwargs)
-        if sync:
-            await store.sync(only_if_inconsistent=True)
-        return store
+        With ``require`` (default) a database that cannot hold it raises
+        `KnowledgeEngineError`; without, that is logged and every later call raises it (the API
+        serves everything else and answers the knowledge endpoints 503 naming the fix)."""
+        return await asyncio.to_thread(cls.open_blocking, settings, require=require, **kwargs)
 
     @classmethod
-    def open_blocking(cls, settings: Settings, **kwargs: Any) -> KnowledgeStore:
-        """`open()` for synchronous callers (a worker thread): construct, then repair the
-        lexical index if it disagrees with Qdrant. Nothing else may use the store meanwhile."""
+    def open_blocking(
+        cls, settings: Settings, *, require: bool = True, **kwargs: Any
+    ) -> KnowledgeStore:
+        """`open()` for synchronous callers (a worker thread)."""
         store = cls(settings, **kwargs)
         try:
-            store._sync_now(only_if_inconsistent=True)
+            store.engine.ready()
+            import_legacy(store.engine, store.data_dir, owner=store.owner)
+        except KnowledgeEngineError as exc:
+            if require:
+                store.engine.close()
+                raise
+            log.error("the knowledge base is unavailable: %s", exc)
         except BaseException:
-            if store._owns_client:  # release local mode's folder lock before failing
-                store.vector.close()
+            store.engine.close()
             raise
         return store
 
     async def close(self) -> None:
-        """Release the Qdrant client if this store opened it."""
-        if self._owns_client:
-            await asyncio.to_thread(self.vector.close)
+        """Close the connection pool."""
+        await asyncio.to_thread(self.engine.close)
 
     async def __aenter__(self) -> KnowledgeStore:
         return self
@@ -238,8 +241,7 @@ class KnowledgeStore:
                 return
             batch = list(pending)
             pending.clear()
-            async with self._write_lock:
-                outcomes = await asyncio.to_thread(self.indexer.index, [d for _, d in batch])
+            outcomes = await asyncio.to_thread(self.indexer.index, [d for _, d in batch])
             for (slot, _), outcome in zip(batch, outcomes, strict=True):
                 report.files[slot].documents.append(outcome)
                 counters["documents"] += 1
@@ -283,67 +285,36 @@ class KnowledgeStore:
     async def list_documents(
         self, *, limit: int | None = None, offset: int = 0
     ) -> list[DocumentRecord]:
-        """Registered documents, sorted by source then title."""
-
-        def run() -> list[DocumentRecord]:
-            rows = [DocumentRecord.from_payload(i, p) for i, p in self.vector.iter_documents()]
-            rows.sort(key=lambda r: (r.source, r.external_id or "", r.title))
-            end = None if limit is None else offset + limit
-            return rows[offset:end]
-
-        return await asyncio.to_thread(run)
+        """Registered documents, sorted by source then title (one page with ``limit``)."""
+        rows = await asyncio.to_thread(
+            self.engine.list_documents, self.owner, limit=limit, offset=offset
+        )
+        return [DocumentRecord.from_payload(i, p) for i, p in rows]
 
     async def get_document(self, document_id: str) -> DocumentRecord | None:
         """One document's registry row, or None."""
-        rows = await asyncio.to_thread(self.vector.get_documents, [document_id])
+        rows = await asyncio.to_thread(self.engine.get_documents, self.owner, [document_id])
         payload = rows.get(document_id)
         return DocumentRecord.from_payload(document_id, payload) if payload is not None else None
 
     async def delete_document(self, document_id: str) -> bool:
-        """Remove a document from the registry and its chunks from both indexes.
-
-        Returns False when there is no such document. Chunks go first and the registry row
-        last, so an interrupted delete can simply be repeated.
-        """
-
-        def run() -> bool:
-            if not self.vector.get_documents([document_id]):
-                return False
-            self.vector.delete_document_chunks(document_id)
-            self.lexical.delete_documents([document_id])
-            self.vector.delete_document_row(document_id)
-            return True
-
-        async with self._write_lock:
-            return await asyncio.to_thread(run)
+        """Remove a document with its chunks and postings (one transaction: every process's
+        next search no longer finds it). Returns False when there is no such document."""
+        return await asyncio.to_thread(self.engine.delete_document, self.owner, document_id)
 
     async def stats(self) -> dict[str, int]:
-        """Counts: documents, chunks in Qdrant, chunks in the lexical index."""
+        """Counts: documents, chunks, and chunks the lexical leg's statistics count."""
+        return await asyncio.to_thread(self.engine.counts, self.owner)
 
-        def run() -> dict[str, int]:
-            return {
-                "documents": self.vector.count_documents(),
-                "chunks": self.vector.count_chunks(),
-                "lexical_chunks": self.lexical.count(),
-            }
-
-        return await asyncio.to_thread(run)
-
-    async def sync(self, *, only_if_inconsistent: bool = False) -> dict[str, int]:
-        """Make the chunks and the lexical index agree with the registry.
-
-        Removes chunks of unregistered documents or stale versions (left by an interrupted
-        replace), and re-indexes into tantivy whatever it lacks, from the Qdrant payloads.
-        Cost: one scan of all chunk payloads. Returns counts of what was fixed.
-        """
-        async with self._write_lock:
-            return await asyncio.to_thread(
-                self._sync_now, only_if_inconsistent=only_if_inconsistent
-            )
-
-    def _sync_now(self, *, only_if_inconsistent: bool) -> dict[str, int]:
-        """The blocking body of `sync` (the caller serialises writes)."""
-        return reconcile(self.vector, self.lexical, only_if_inconsistent=only_if_inconsistent)
+    def idf_of(self, word: str) -> float:
+        """idf of a surface word (analyzed first); 0.0 for a word no chunk holds. Blocking."""
+        terms = analyze(word)
+        if not terms:
+            return 0.0
+        idf = self.engine.idf(self.owner, terms)
+        if min(self.engine.document_frequency(self.owner, terms).values()) == 0:
+            return 0.0
+        return max(idf.values())
 
     # --- search --------------------------------------------------------------------------
 

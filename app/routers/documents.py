@@ -113,15 +113,16 @@ async def list_documents(
     offset: Annotated[int, Query(ge=0, description="Documents to skip.")] = 0,
 ) -> dict[str, Any]:
     """The ingested documents, sorted by source then title, one page at a time."""
-    rows = await _store(request).list_documents()
-    page = rows[offset : offset + limit]
+    store = _store(request)
+    page = await store.list_documents(limit=limit, offset=offset)
+    total = (await store.stats())["documents"]
     following = offset + len(page)
     return {
         "documents": [row.to_dict() for row in page],
-        "total": len(rows),
+        "total": total,
         "limit": limit,
         "offset": offset,
-        "next_offset": following if following < len(rows) else None,
+        "next_offset": following if following < total else None,
     }
 
 

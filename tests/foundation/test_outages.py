@@ -23,8 +23,12 @@ GOOD = "def test_ok():\n    assert 1 + 1 == 2\n"
 
 
 @pytest.fixture
-def api(make_settings: Callable[..., Settings], private_redis: RedisServer) -> Iterator[TestClient]:
-    settings = make_settings(redis_url=private_redis.url, rate_limit_per_minute=1000)
+def api(
+    make_settings: Callable[..., Settings], private_redis: RedisServer, pgvector_db: str
+) -> Iterator[TestClient]:
+    settings = make_settings(
+        redis_url=private_redis.url, database_url=pgvector_db, rate_limit_per_minute=1000
+    )
     with TestClient(create_app(settings)) as client:
         yield client
 

@@ -1,12 +1,13 @@
 """Fixtures of the knowledge tests: one real embedding model per session, a store per test.
 
-Everything is real: the bundled all-MiniLM-L6-v2 model, qdrant-client local mode and a tantivy
-index, both under the test's tmp_path.
+Everything is real: the bundled all-MiniLM-L6-v2 model and Postgres 16 with pgvector (one
+embedded pgserver for the session, a fresh database per test).
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+import shutil
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ import pytest
 
 from agents.knowledge.store import KnowledgeStore
 from config import Settings, load_settings
+from tests.support.pgvector import reachable_dir
 from tools.providers.embeddings import SentenceTransformerEmbeddings
 
 
@@ -24,12 +26,27 @@ def embedder() -> SentenceTransformerEmbeddings:
 
 
 @pytest.fixture
-def make_settings(tmp_path: Path) -> Callable[..., Settings]:
-    """Settings with DATA_DIR in tmp_path, Qdrant local mode, small chunks; overridable."""
+def embedded_data_dir() -> Iterator[Path]:
+    """A DATA_DIR for the embedded defaults (its own pgserver), removed after the test."""
+    root = reachable_dir("sy-kbdata-")
+    yield root / "data"
+    shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture
+def knowledge_db(pgvector_db: str) -> str:
+    """A fresh database on the session's embedded pgvector Postgres, for one test."""
+    return pgvector_db
+
+
+@pytest.fixture
+def make_settings(tmp_path: Path, knowledge_db: str) -> Callable[..., Settings]:
+    """Settings with DATA_DIR in tmp_path, a fresh pgvector database, small chunks."""
 
     def make(**overrides: Any) -> Settings:
         values: dict[str, Any] = {
             "data_dir": tmp_path / "data",
+            "database_url": knowledge_db,
             "qdrant_url": None,
             "chunk_size": 400,
             "chunk_overlap": 80,
@@ -45,7 +62,7 @@ def make_settings(tmp_path: Path) -> Callable[..., Settings]:
 async def store(
     make_settings: Callable[..., Settings], embedder: SentenceTransformerEmbeddings
 ) -> AsyncIterator[KnowledgeStore]:
-    """An empty knowledge base on real Qdrant local mode + tantivy, closed after the test."""
+    """An empty knowledge base on a real Postgres (pgvector), closed after the test."""
     opened = await KnowledgeStore.open(make_settings(), embeddings=embedder, name="kb")
     yield opened
     await opened.close()

@@ -1,6 +1,7 @@
-"""The documents REST API and a chat turn over them, on the real app (Redis, Postgres, Qdrant
-local mode, tantivy, MiniLM): upload, list, delete, per-file errors, size limits, auth, and a
-question asked over POST /chat that is routed to the knowledge agent and answered with citations.
+"""The documents REST API and a chat turn over them, on the real app (Redis, Postgres 16 with
+pgvector holding the knowledge base, MiniLM): upload, list, delete, per-file errors, size
+limits, auth, and a question asked over POST /chat that is routed to the knowledge agent and
+answered with citations.
 """
 
 from __future__ import annotations
@@ -31,12 +32,12 @@ CORPUS_FILES = {name: text.encode() for name, text in CORPUS.items()}
 
 
 @pytest.fixture
-def app_settings(tmp_path: Path, redis_url: str, postgres_url: str) -> Callable[..., Settings]:
+def app_settings(tmp_path: Path, redis_url: str, knowledge_db: str) -> Callable[..., Settings]:
     def build(**overrides: Any) -> Settings:
         values: dict[str, Any] = {
             "data_dir": tmp_path / "data",
             "redis_url": redis_url,
-            "database_url": postgres_url,
+            "database_url": knowledge_db,
             "qdrant_url": None,
             "llm_provider": "none",
             "ollama_base_url": f"http://127.0.0.1:{free_port()}",

@@ -1,5 +1,5 @@
 """``python main.py ingest PATH...``: progress bar, per-file summary, exit status, bad input
-(nothing already indexed is lost), and the clear error when a running API holds local Qdrant."""
+(nothing already indexed is lost), and the clear error when the Postgres has no pgvector."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ import json
 from pathlib import Path
 
 import pytest
-from qdrant_client import QdrantClient
 
 from agents.knowledge.store import KnowledgeStore
 from config import load_settings
@@ -17,11 +16,12 @@ from tests.knowledge.conftest import CORPUS
 
 
 @pytest.fixture
-def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Settings for `main()` from the environment: DATA_DIR in tmp_path, local Qdrant."""
+def data_dir(tmp_path: Path, knowledge_db: str, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Settings for `main()` from the environment: DATA_DIR in tmp_path, a fresh database."""
     monkeypatch.chdir(tmp_path)  # no developer .env
     for name, value in {
         "DATA_DIR": str(tmp_path / "data"),
+        "DATABASE_URL": knowledge_db,
         "QDRANT_URL": "",
         "LLM_PROVIDER": "none",
         "CHUNK_SIZE": "400",
@@ -96,16 +96,15 @@ def test_json_report(data_dir: Path, corpus_dir: Path, capsys: pytest.CaptureFix
     assert report["ok"] and report["added"] == 1 and report["files"][0]["status"] == "ok"
 
 
-def test_a_running_api_holding_local_qdrant_is_a_clear_error(
-    data_dir: Path, corpus_dir: Path, capsys: pytest.CaptureFixture[str]
+def test_a_postgres_without_pgvector_is_a_clear_error(
+    data_dir: Path,
+    corpus_dir: Path,
+    postgres_url: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
-    (data_dir / "qdrant").mkdir(parents=True)
-    holder = QdrantClient(path=str(data_dir / "qdrant"))  # what a running API keeps open
-    try:
-        assert main(["ingest", str(corpus_dir)]) == 2
-    finally:
-        holder.close()
+    monkeypatch.setenv("DATABASE_URL", postgres_url)  # the machine's Postgres 15: no pgvector
+    assert main(["ingest", str(corpus_dir)]) == 2
     err = capsys.readouterr().err
-    assert f"local Qdrant storage at {data_dir / 'qdrant'} is in use" in err
-    assert "POST /documents" in err and "stop the API" in err and "QDRANT_URL" in err
-    assert main(["ingest", "--quiet", str(corpus_dir)]) == 0  # released: it works again
+    assert "Cannot open the knowledge base" in err and "no pgvector extension" in err
+    assert "pgvector/pgvector:pg16" in err and "unset DATABASE_URL" in err

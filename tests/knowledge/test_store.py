@@ -1,4 +1,4 @@
-"""KnowledgeStore ingestion, registry and deletion on real Qdrant local mode + tantivy."""
+"""KnowledgeStore ingestion, registry, deletion and owner scoping on a real Postgres (pgvector)."""
 
 from __future__ import annotations
 
@@ -13,12 +13,14 @@ from langchain_core.embeddings import Embeddings
 from agents.knowledge.store import KnowledgeStore
 from agents.knowledge.types import IngestProgress
 from config import Settings
+from tools.knowledge.engine import KnowledgeEngine
+from tools.knowledge.schema import KnowledgeEngineError
 from tools.providers.embeddings import SentenceTransformerEmbeddings
-from tools.vector import VectorStoreError
 
 
 async def consistent(store: KnowledgeStore) -> dict[str, int]:
-    """Counts of both indexes, after asserting they agree with the registry."""
+    """Counts of chunks and of the lexical statistics, after asserting they agree with the
+    registry."""
     stats = await store.stats()
     expected = sum(d.chunk_count for d in await store.list_documents())
     assert stats["chunks"] == stats["lexical_chunks"] == expected, stats
@@ -152,24 +154,6 @@ async def test_failed_replace_keeps_the_old_version_and_others_still_go_in(
         await store.close()
 
 
-async def test_failure_after_vectors_are_written_rolls_them_back(
-    store: KnowledgeStore, corpus_dir: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    await store.ingest_paths([corpus_dir])
-    before = await consistent(store)
-    (corpus_dir / "cats.rst").write_text("Cats\n====\n\nCats now sleep all day long.\n")
-
-    def broken_add(docs: Any) -> None:
-        raise OSError("disk full")
-
-    monkeypatch.setattr(store.lexical, "add", broken_add)
-    report = await store.ingest_paths([corpus_dir / "cats.rst"])
-    assert report.failed_documents == 1 and "disk full" in str(report.files[0].documents[0].error)
-    monkeypatch.undo()
-    assert await consistent(store) == before, "the new version's vectors were removed again"
-    assert "Cats" in await titles_found(store, "twelve sixteen hours")
-
-
 async def test_delete_removes_document_from_every_index(
     store: KnowledgeStore, corpus_dir: Path
 ) -> None:
@@ -219,16 +203,29 @@ async def test_jsonl_corpus_keeps_external_ids(store: KnowledgeStore, tmp_path: 
     assert hits[0].external_id == "102"
 
 
-async def test_sync_rebuilds_a_lost_lexical_index_from_qdrant(
-    store: KnowledgeStore, corpus_dir: Path
+async def test_owners_see_only_their_own_documents(
+    make_settings: Callable[..., Settings],
+    embedder: SentenceTransformerEmbeddings,
+    corpus_dir: Path,
 ) -> None:
-    await store.ingest_paths([corpus_dir])
-    store.lexical.clear()
-    assert await titles_found(store, "keyctl") == []
-    fixed = await store.sync()
-    assert fixed["lexical_documents"] == 4
-    assert "Rotating API keys" in await titles_found(store, "keyctl")
-    await consistent(store)
+    alice = await KnowledgeStore.open(make_settings(), embeddings=embedder, name="kb", owner="a")
+    bob = await KnowledgeStore.open(make_settings(), embeddings=embedder, name="kb", owner="b")
+    try:
+        await alice.ingest_paths([corpus_dir])
+        assert (await bob.ingest_paths([corpus_dir / "cats.rst"])).added == 1
+        assert len(await alice.list_documents()) == 4 and len(await bob.list_documents()) == 1
+        for lam in (0.0, 0.5, 1.0):
+            assert set(await titles_found(bob, "rotate the API keys", lam)) <= {"Cats"}
+        assert "Rotating API keys" in await titles_found(alice, "keyctl")
+        cats = (await bob.list_documents())[0]
+        assert await alice.get_document(cats.id) is not None  # same source: same id ...
+        assert await bob.delete_document(cats.id)
+        assert await alice.get_document(cats.id) is not None  # ... but alice's copy stays
+        await consistent(alice)
+        await consistent(bob)
+    finally:
+        await alice.close()
+        await bob.close()
 
 
 async def test_reopening_keeps_everything(
@@ -258,27 +255,28 @@ async def test_opening_with_another_embedding_model_is_refused(
     await store.close()
     other = ExplodingEmbeddings(embedder)
     other.model_name = "another-384-dim-model"  # same vector size, different space
-    with pytest.raises(VectorStoreError, match="built with the embedding model"):
+    with pytest.raises(KnowledgeEngineError, match="built with the embedding model"):
         await KnowledgeStore.open(make_settings(), embeddings=other, name="kb")
 
 
-async def test_sync_removes_chunks_left_by_an_interrupted_replace(
+async def test_a_replace_that_fails_mid_transaction_keeps_the_old_version(
     store: KnowledgeStore, corpus_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     await store.ingest_paths([corpus_dir])
+    before = await consistent(store)
 
     def crash(*args: Any) -> None:
-        raise ConnectionError("qdrant went away")
+        raise ConnectionError("postgres went away before the commit")
 
-    monkeypatch.setattr(store.vector, "delete_other_versions", crash)
+    # Fails after the rows, the old chunks' removal and the new chunks were sent.
+    monkeypatch.setattr(KnowledgeEngine, "_add_to_corpus", crash)
     (corpus_dir / "errors.txt").write_text("Error E3003 means the disk is full.\n")
     report = await store.ingest_paths([corpus_dir / "errors.txt"])
-    assert report.replaced == 1, "the new version is committed even if cleanup fails"
+    assert report.failed_documents == 1 and "previous version is kept" in str(report.to_dict())
     monkeypatch.undo()
-    stats = await store.stats()
-    registered = sum(d.chunk_count for d in await store.list_documents())
-    assert stats["chunks"] > registered, "the old version's chunks are still there"
-    fixed = await store.sync()
-    assert fixed["stale_chunks"] == 1
-    await consistent(store)
+    assert await consistent(store) == before
+    assert "errors" in await titles_found(store, "E1042 upload size limit")
+    assert "errors" not in await titles_found(store, "E3003 disk full")
+    assert (await store.ingest_paths([corpus_dir / "errors.txt"])).replaced == 1
     assert "errors" in await titles_found(store, "E3003 disk full")
+    await consistent(store)

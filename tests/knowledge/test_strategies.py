@@ -193,7 +193,7 @@ async def test_offline_pipeline_on_the_store(store: KnowledgeStore, corpus_dir: 
 
     vague = "E2001"
     first = await store.search(vague, lambda_mult=evaluate_query(vague).lambda_mult, top_k=4)
-    expansion = expand_query(vague, first.hits, feedback_docs=1, idf=store.lexical.idf_of)
+    expansion = expand_query(vague, first.hits, feedback_docs=1, idf=store.idf_of)
     assert "embedding" in expansion.query.lower() or "model" in expansion.query.lower()
 
 
