@@ -4,8 +4,9 @@ At start-up (API and Studio), :func:`start_personal`
 - opens the `PersonalService` on the process's Postgres pool (DATABASE_URL, or the embedded
   Postgres) and runs its migrations (schema ``personal``; idempotent, safe when several
   processes start at once);
-- picks the vector index of PERSONAL_VECTOR_BACKEND: ``qdrant`` (the process's Qdrant client:
-  QDRANT_URL, or local mode under DATA_DIR), ``pgvector`` (a table in the same Postgres), or
+- picks the vector index of PERSONAL_VECTOR_BACKEND: ``qdrant`` (the Qdrant server at
+  QDRANT_URL, or local mode under DATA_DIR/qdrant-personal, one process at a time),
+  ``pgvector`` (a table in the same Postgres), or
   ``auto``: Qdrant when QDRANT_URL is set, else pgvector when the Postgres has the extension
   (the embedded one does), else the local Qdrant;
 - opens the webhook sender (PERSONAL_WEBHOOK_URLS; dead letters in Redis) and LangGraph's
@@ -20,11 +21,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from contextlib import AsyncExitStack
 from typing import TYPE_CHECKING, Any
 
 from langgraph.store.base import BaseStore
 from langgraph.store.postgres import AsyncPostgresStore
 from psycopg_pool import AsyncConnectionPool
+from qdrant_client import QdrantClient
 
 from app.storage import Dependency, StartupError
 from config import Settings
@@ -50,7 +53,28 @@ async def has_pgvector(pool: AsyncConnectionPool) -> bool:
         return await cur.fetchone() is not None
 
 
-async def vector_index(settings: Settings, stores: Stores) -> ItemVectorIndex:
+#: Qdrant local mode's folder under DATA_DIR, used only when no server nor pgvector is there.
+LOCAL_QDRANT_FOLDER = "qdrant-personal"
+
+
+def local_qdrant(settings: Settings) -> QdrantClient:
+    """Qdrant local mode under DATA_DIR (one process at a time may open it)."""
+    folder = settings.data_dir / LOCAL_QDRANT_FOLDER
+    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        # used from worker threads, hence no same-thread check on its sqlite file
+        return QdrantClient(path=str(folder), force_disable_check_same_thread=True)
+    except RuntimeError as exc:
+        raise StartupError(
+            f"personal: the local Qdrant in {folder} is open in another process ({exc}); with "
+            "several processes, use a Postgres with pgvector (the embedded one has it) or set "
+            "QDRANT_URL"
+        ) from None
+
+
+async def vector_index(
+    settings: Settings, stores: Stores, stack: AsyncExitStack
+) -> ItemVectorIndex:
     """The vector index PERSONAL_VECTOR_BACKEND names (``auto``: see the module docstring)."""
     backend = settings.personal_vector_backend
     if backend == "auto":
@@ -63,14 +87,23 @@ async def vector_index(settings: Settings, stores: Stores) -> ItemVectorIndex:
             backend = "qdrant"
     if backend == "pgvector":
         return PgVectorItemIndex(stores.pg)
-    return QdrantItemIndex(stores.qdrant, settings.personal_qdrant_collection)
+    client = stores.qdrant
+    if client is None:
+        log.info(
+            "personal: item vectors in a local Qdrant under %s (one process at a time; a "
+            "Postgres with pgvector or QDRANT_URL lets several share them)",
+            settings.data_dir / LOCAL_QDRANT_FOLDER,
+        )
+        client = await asyncio.to_thread(local_qdrant, settings)
+        stack.callback(client.close)
+    return QdrantItemIndex(client, settings.personal_qdrant_collection)
 
 
 async def start_personal(components: Components) -> None:
     """Open the personal data engine, the webhooks and the memory store; provide them."""
     settings = components.settings
     stores = components.stores
-    index = await vector_index(settings, stores)
+    index = await vector_index(settings, stores, components.stack)
     # loading the embedding model blocks: not on the event loop (Studio's server refuses it)
     embeddings = await asyncio.to_thread(components.agents.embeddings)
     service = PersonalService(stores.pg, index, embeddings, PersonalLimits.from_settings(settings))
