@@ -9,7 +9,8 @@ relevance to the message (0..1: the dense similarity and the share of the messag
 chunk holds, weighted by ``lambda_mult``). It does not depend on the other hits, so one
 threshold (ROUTE_DATA_THRESHOLD, calibrated by ``bench/routing.py``) holds across messages.
 
-Skipped (None) when the message has no words to search for or the knowledge base is empty.
+Skipped (None) when the message has no words to search for, the knowledge base is empty, or
+it cannot be opened.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from agents.knowledge.common import store_for
 from agents.knowledge.nodes import LAMBDA_CEILING, LAMBDA_FLOOR
 from agents.knowledge.strategies import evaluate_query, strip_meta
 from agents.knowledge.text import content_terms
+from tools.knowledge.schema import KnowledgeEngineError
 
 #: Characters of a message the probe searches with: a question is shorter; a pasted file is
 #: not a question about the documents, and the embedding model reads ~256 word pieces anyway.
@@ -42,8 +44,13 @@ async def knowledge_probe(message: str, services: AgentServices, owner: str) -> 
     query = probe_query(message)
     if not content_terms(query):
         return None
-    store = await store_for(services)
-    if (await store.stats())["documents"] == 0:
+    try:
+        store = await store_for(services)
+        if (await store.stats())["documents"] == 0:
+            return None
+    except KnowledgeEngineError:
+        # the knowledge base cannot be opened (e.g. a Postgres without pgvector): /health
+        # reports it once; the router asks every turn and needs no warning each time
         return None
     weight = evaluate_query(query, floor=LAMBDA_FLOOR, ceiling=LAMBDA_CEILING).lambda_mult
     result = await store.search(query, lambda_mult=weight, top_k=1, rerank=False, score_rerank=True)

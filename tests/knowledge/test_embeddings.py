@@ -119,3 +119,33 @@ def test_small_inputs_run_on_one_thread_and_restore_the_setting(
     embedder.embed_query("a short query")
     embedder.embed_documents([f"text {i}" for i in range(10)])
     assert torch.get_num_threads() == before
+
+
+async def test_one_text_is_embedded_once_by_concurrent_callers(
+    embedder: SentenceTransformerEmbeddings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The router and every data probe embed the same message: one model call serves them."""
+    calls: list[list[str]] = []
+    encode = embedder._model.encode
+
+    def counting(texts: list[str], **kwargs: Any) -> Any:
+        calls.append(list(texts))
+        return encode(texts, **kwargs)
+
+    monkeypatch.setattr(embedder._model, "encode", counting)
+    text = f"a message asked once {time.time_ns()}"
+    vectors = await asyncio.gather(*(embedder.aembed_query(text) for _ in range(5)))
+    assert calls == [[text]]
+    assert all(v == vectors[0] for v in vectors)
+    assert embed_matrix(embedder, [text])[0].tolist() == pytest.approx(vectors[0])
+    embedder.embed_documents([text, "another text"])  # batches are computed, not cached
+    assert calls[-1] == [text, "another text"]
+
+
+def test_the_query_cache_is_bounded() -> None:
+    from tools.providers.embeddings import QueryCache
+
+    cache = QueryCache(size=2)
+    for i in range(3):
+        cache.put(str(i), np.full(2, i, dtype=np.float32))
+    assert cache.get("0") is None and cache.get("2") is not None

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
+from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -73,6 +74,38 @@ def _torch_threads(count: int | None) -> Iterator[None]:
         torch.set_num_threads(previous)
 
 
+#: Single texts whose vectors are kept (per model instance), most recently used first.
+QUERY_CACHE_SIZE = 512
+
+
+class QueryCache:
+    """The vectors of recent single texts, so one message is embedded once per turn.
+
+    A chat message is embedded by the router's semantic tier and searched by every agent's
+    data probe (knowledge, tasks, meals, events) and then by the agent that answers: without
+    this each of them paid a model call for the same text.
+    """
+
+    def __init__(self, size: int = QUERY_CACHE_SIZE) -> None:
+        self.size = size
+        self._rows: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, text: str) -> np.ndarray | None:
+        with self._lock:
+            row = self._rows.get(text)
+            if row is not None:
+                self._rows.move_to_end(text)
+            return row
+
+    def put(self, text: str, row: np.ndarray) -> None:
+        with self._lock:
+            self._rows[text] = row
+            self._rows.move_to_end(text)
+            while len(self._rows) > self.size:
+                self._rows.popitem(last=False)
+
+
 class SentenceTransformerEmbeddings(Embeddings):
     """A sentence-transformers model behind the LangChain `Embeddings` interface.
 
@@ -84,6 +117,7 @@ class SentenceTransformerEmbeddings(Embeddings):
         self.model_name = model
         self.batch_size = batch_size
         self._lock = threading.Lock()
+        self.queries = QueryCache()
         self._model = _load_sentence_transformer(resolve_model_path(model), device or "cpu")
         # sentence-transformers 6 renamed the method; keep working with 5.x too.
         getter = getattr(self._model, "get_embedding_dimension", None)
@@ -101,7 +135,13 @@ class SentenceTransformerEmbeddings(Embeddings):
         """Embed `texts` as a float32 matrix of unit rows (the store's fast path)."""
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
+        single = texts[0] if len(texts) == 1 else None
         with self._lock, _torch_threads(1 if len(texts) <= SMALL_INPUT else None):
+            # looked up under the model's lock: concurrent callers of one text wait for the
+            # first one's vector instead of computing it again
+            cached = self.queries.get(single) if single is not None else None
+            if cached is not None:
+                return cached[np.newaxis, :].copy()
             out = self._model.encode(
                 list(texts),
                 batch_size=self.batch_size,
@@ -109,7 +149,10 @@ class SentenceTransformerEmbeddings(Embeddings):
                 convert_to_numpy=True,
                 show_progress_bar=False,
             )
-        return np.asarray(out, dtype=np.float32)
+            matrix = np.asarray(out, dtype=np.float32)
+            if single is not None:
+                self.queries.put(single, matrix[0].copy())
+        return matrix
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
         """Embed documents; unit-length vectors."""
@@ -136,6 +179,7 @@ class NormalizedEmbeddings(Embeddings):
         self.batch_size = batch_size
         self.model_name = model_name
         self._dimension: int | None = None
+        self.queries = QueryCache()
 
     @property
     def dimension(self) -> int:
@@ -161,7 +205,11 @@ class NormalizedEmbeddings(Embeddings):
 
     def embed_query(self, text: str) -> list[float]:
         """Embed one query; unit-length vector."""
-        return _normalise(np.asarray([self.inner.embed_query(text)], dtype=np.float32))[0].tolist()
+        row = self.queries.get(text)
+        if row is None:
+            row = _normalise(np.asarray([self.inner.embed_query(text)], dtype=np.float32))[0]
+            self.queries.put(text, row)
+        return row.tolist()
 
     async def aembed_documents(self, texts: list[str]) -> list[list[float]]:
         """Embed documents with the provider's async client, batched and normalised."""
@@ -174,8 +222,12 @@ class NormalizedEmbeddings(Embeddings):
 
     async def aembed_query(self, text: str) -> list[float]:
         """Embed one query with the provider's async client; unit-length vector."""
-        vector = await self.inner.aembed_query(text)
-        return _normalise(np.asarray([vector], dtype=np.float32))[0].tolist()
+        row = self.queries.get(text)
+        if row is None:
+            vector = await self.inner.aembed_query(text)
+            row = _normalise(np.asarray([vector], dtype=np.float32))[0]
+            self.queries.put(text, row)
+        return row.tolist()
 
 
 _MODELS: dict[tuple[str, str], SentenceTransformer] = {}
