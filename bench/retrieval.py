@@ -246,6 +246,9 @@ async def main(argv: list[str] | None = None) -> int:
             await store.search(text, lambda_mult=0.5, top_k=10, fetch_k=10, rerank=False)
         rows: list[dict[str, Any]] = []
         for mode in modes:
+            cache = getattr(store.embeddings, "queries", None)
+            if cache is not None:  # each mode pays its queries' embedding, as a new query would
+                cache.clear()
             run, latencies, mean_lambda = await _run_mode(
                 store, mode, queries, args.lam, args.depth, fetch_k
             )

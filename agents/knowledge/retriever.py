@@ -107,15 +107,15 @@ class HybridRetriever:
         started = time.perf_counter()
         timings: dict[str, float] = {}
 
-        lexical_task = (
-            asyncio.to_thread(self._lexical, query, depth) if lam < 1 else _done(([], 0.0))
+        # the two legs run at once (each in a worker thread, on its own pooled connection)
+        (lexical_hits, timings["lexical_ms"]), dense = await asyncio.gather(
+            asyncio.to_thread(self._lexical, query, depth) if lam < 1 else _done(([], 0.0)),
+            asyncio.to_thread(self._dense, query, depth) if lam > 0 else _done(None),
         )
-        dense_task = asyncio.to_thread(self._dense, query, depth) if lam > 0 else None
-        lexical_hits, timings["lexical_ms"] = await lexical_task
         qvec: np.ndarray | None = None
         dense_hits: list[Hit] = []
-        if dense_task is not None:
-            qvec, dense_hits, timings["embed_ms"], timings["dense_ms"] = await dense_task
+        if dense is not None:
+            qvec, dense_hits, timings["embed_ms"], timings["dense_ms"] = dense
 
         doc_of = {h.chunk_id: h.document_id for h in dense_hits}
         doc_of.update({h.chunk_id: h.document_id for h in lexical_hits})

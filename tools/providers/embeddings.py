@@ -98,6 +98,10 @@ class QueryCache:
                 self._rows.move_to_end(text)
             return row
 
+    def clear(self) -> None:
+        with self._lock:
+            self._rows.clear()
+
     def put(self, text: str, row: np.ndarray) -> None:
         with self._lock:
             self._rows[text] = row
