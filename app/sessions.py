@@ -283,6 +283,11 @@ class SessionStore:
         ttl = max(1, int(ttl_seconds * 1000))
         return bool(await self._hold(keys=[self._lock_key(session_id)], args=[token, ttl]))
 
+    async def holds(self, session_id: str, token: str) -> bool:
+        """Whether ``token`` (a run id) holds the thread's lock right now."""
+        held = await self.redis.get(self._lock_key(session_id))
+        return held is not None and (held.decode() if isinstance(held, bytes) else held) == token
+
     async def unhold(self, session_id: str, token: str) -> None:
         """Release the lock if ``token`` holds it."""
         await self._unhold(keys=[self._lock_key(session_id)], args=[token])

@@ -170,17 +170,25 @@ async def output_of(services: Services, run_id: str, thread_id: str) -> bytes:
     return dumpb(jsonable(snapshot.values or {}))
 
 
-async def wait_until_done(services: Services, run_id: str) -> None:
-    """Block until the run is over (its record terminal, or gone)."""
+async def wait_until_done(services: Services, run_id: str, thread_id: str = "") -> None:
+    """Block until the run is over: its terminal event was sent (the worker sends it once the
+    thread is settled), or its record is terminal and the run no longer holds the thread (a
+    worker that died in between), or the run is gone."""
     after = "0-0"
     while True:
         batch = await services.runs.read_events(run_id, after, block_ms=BLOCK_MS)
         if batch:
             after = batch[-1][0]
+            if any(event in TERMINAL for _, event, _ in batch):
+                return
         record = await services.runs.get(run_id)
         if record is None:
             return
-        if record.get("status") in TERMINAL and not await services.runs.read_events(run_id, after):
+        if (
+            record.get("status") in TERMINAL
+            and not (thread_id and await services.sessions.holds(thread_id, run_id))
+            and not await services.runs.read_events(run_id, after)
+        ):
             return
 
 
@@ -195,7 +203,7 @@ def wait_body(
     (JSON parsers skip leading whitespace), so proxies keep the connection open."""
 
     async def body() -> AsyncIterator[bytes]:
-        waiter = asyncio.create_task(wait_until_done(services, run_id))
+        waiter = asyncio.create_task(wait_until_done(services, run_id, thread_id))
         finished = False
         try:
             while True:

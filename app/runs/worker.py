@@ -461,8 +461,11 @@ class RunWorker:
                 event.update(error=fields.get("error", ""), detail=detail or "")
                 if agent:
                     event["error_kind"] = fields.get("error_kind", "")
-            await self.runs.emit(run_id, status, event)
+            if rollback:  # the run and its events go with the rollback: tell followers first
+                await self.runs.emit(run_id, status, event)
             if agent and self.threads is not None:
+                # before the terminal event: a client that saw the run end (join, wait, a
+                # stream) reads the thread as the run left it, never still busy
                 await self.threads.settle(
                     record,
                     run_id,
@@ -471,8 +474,10 @@ class RunWorker:
                     rollback=rollback,
                     delete_thread=spec.temporary,
                 )
-                if spec.webhook and not rollback:
-                    await self._webhook(run_id, spec, fields)
+            if not rollback:
+                await self.runs.emit(run_id, status, event)
+            if agent and self.threads is not None and spec.webhook and not rollback:
+                await self._webhook(run_id, spec, fields)
         await self._ack(entry_id)
 
     async def _status_after_cancel(self, record: dict[str, str]) -> str:
