@@ -286,7 +286,7 @@ class SessionStore:
     async def holds(self, session_id: str, token: str) -> bool:
         """Whether ``token`` (a run id) holds the thread's lock right now."""
         held = await self.redis.get(self._lock_key(session_id))
-        return held is not None and (held.decode() if isinstance(held, bytes) else held) == token
+        return held is not None and _text(held) == token
 
     async def unhold(self, session_id: str, token: str) -> None:
         """Release the lock if ``token`` holds it."""
