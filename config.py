@@ -216,10 +216,11 @@ class Settings(BaseSettings):
         json_schema_extra=_group("retrieval"),
     )
     embedding_batch_size: int = Field(
-        64,
+        16,
         ge=1,
         le=4096,
-        description="Texts per embedding batch.",
+        description="Texts per embedding batch. On a CPU small batches pad less: MiniLM on "
+        "SciFact chunks encodes 29 texts/s at 16, 24 at 32, 23 at 64; raise it on a GPU.",
         json_schema_extra=_group("retrieval"),
     )
     enable_reflection: bool = Field(

@@ -5,25 +5,33 @@ limit); documents are shared by every caller of the server (no owner scoping). U
 checked per file: a file that cannot be ingested (unsupported, binary, empty, not UTF-8, above
 MAX_DOCUMENT_BYTES) gets its own error while the others go in, and nothing already indexed is
 lost. A body above MAX_REQUEST_BYTES is refused with 413 before it is read.
+``POST /documents/stream`` is the same upload with progress events (Server-Sent Events).
 """
 
 from __future__ import annotations
 
+import asyncio
+import json
+import logging
 import re
 import uuid
+from collections.abc import AsyncIterator
+from dataclasses import asdict
 from pathlib import PurePosixPath
 from typing import Annotated, Any
 
 from fastapi import APIRouter, File, HTTPException, Query, Request, Response, UploadFile, status
 from fastapi.responses import JSONResponse
+from sse_starlette.sse import EventSourceResponse
 
 from agents.knowledge.store import KnowledgeStore
-from agents.knowledge.types import FileResult, IngestReport
+from agents.knowledge.types import FileResult, IngestProgress, IngestReport
 from app.bodies import StrictJSONRoute
-from app.errors import COMMON_ERRORS, error_responses
+from app.errors import COMMON_ERRORS, DEPENDENCIES, SSE, dependency_of, error_responses
 from app.security import CallerDep
 from app.services import get_services
 
+log = logging.getLogger(__name__)
 router = APIRouter(tags=["knowledge"], route_class=StrictJSONRoute, responses=COMMON_ERRORS)
 
 #: Longest upload name kept (the name becomes the document's source ``upload:<name>``).
@@ -57,25 +65,20 @@ def _response_body(report: IngestReport) -> dict[str, Any]:
     return body
 
 
-@router.post("/documents", responses=error_responses(413))
-async def upload_documents(
-    request: Request,
-    who: CallerDep,
-    files: Annotated[
-        list[UploadFile],
-        File(description="One or more files: .md, .txt, .rst, .html, .pdf or BEIR .jsonl."),
-    ],
-) -> Any:
-    """Ingest uploaded files into the knowledge base; per-file results.
+Uploads = Annotated[
+    list[UploadFile],
+    File(description="One or more files: .md, .txt, .rst, .html, .pdf or BEIR .jsonl."),
+]
+#: An upload's files in order: a ready error, or the index of its bytes among those to ingest.
+Slots = list[FileResult | int]
 
-    Uploading a file with the same name again skips it when unchanged and replaces its old
-    chunks when changed. Answers 200 when at least one file went in (check each file's
-    ``status``), 413 when every file was too large, 422 when no file could be ingested.
-    """
-    store = _store(request)
-    limit = store.settings.max_document_bytes
+
+async def _read_uploads(
+    files: list[UploadFile], limit: int
+) -> tuple[list[tuple[str, bytes]], Slots]:
+    """The uploads to ingest ``(name, data)``, and every file's slot (see `Slots`)."""
     uploads: list[tuple[str, bytes]] = []
-    slots: list[FileResult | int] = []  # a ready error, or the index into uploads
+    slots: Slots = []
     seen: set[str] = set()
     for index, upload in enumerate(files):
         name = upload_name(upload.filename, index)
@@ -90,19 +93,107 @@ async def upload_documents(
             seen.add(name)
             slots.append(len(uploads))
             uploads.append((name, data))
-    ingested = await store.ingest_uploads(uploads) if uploads else IngestReport()
+    return uploads, slots
+
+
+def _outcome(slots: Slots, ingested: IngestReport) -> tuple[int, dict[str, Any]]:
+    """The status and body of an upload: 200 with the per-file report when a file went in,
+    else 413 (every file too large) or 422, as ``{"error": {...}}``."""
     report = IngestReport(
         files=[s if isinstance(s, FileResult) else ingested.files[s] for s in slots],
         seconds=ingested.seconds,
     )
     body = _response_body(report)
-    went_in = [f for f in report.files if f.status != "error"]
-    if went_in:
-        return body
+    if any(f.status != "error" for f in report.files):
+        return 200, body
     too_large = all(f.error and "MAX_DOCUMENT_BYTES" in f.error for f in report.files)
     code = status.HTTP_413_CONTENT_TOO_LARGE if too_large else 422
     message = "No file could be ingested: " + "; ".join(f.error or f.path for f in report.files)
-    return JSONResponse({"error": {"status": code, "message": message, **body}}, code)
+    return code, {"error": {"status": code, "message": message, **body}}
+
+
+@router.post("/documents", responses=error_responses(413))
+async def upload_documents(request: Request, who: CallerDep, files: Uploads) -> Any:
+    """Ingest uploaded files into the knowledge base; per-file results.
+
+    Uploading a file with the same name again skips it when unchanged and replaces its old
+    chunks when changed. Answers 200 when at least one file went in (check each file's
+    ``status``), 413 when every file was too large, 422 when no file could be ingested.
+    ``POST /documents/stream`` does the same with progress events.
+    """
+    store = _store(request)
+    uploads, slots = await _read_uploads(files, store.settings.max_document_bytes)
+    ingested = await store.ingest_uploads(uploads) if uploads else IngestReport()
+    code, body = _outcome(slots, ingested)
+    return body if code == 200 else JSONResponse(body, code)
+
+
+# Streamed uploads go on when their client leaves (the files were received); the running
+# ones are held here so that they are not garbage-collected.
+_ingesting: set[asyncio.Task[None]] = set()
+
+
+def upload_failure(exc: BaseException) -> dict[str, Any]:
+    """The ``error`` event of an upload that raised: 503 naming an unavailable dependency."""
+    dependency = dependency_of(exc)
+    if dependency is None:
+        log.error("a streamed upload failed", exc_info=exc)
+        return {"error": {"status": 500, "message": f"Internal error ({type(exc).__name__}); "
+                          "documents indexed before it are kept"}}  # fmt: skip
+    log.warning("a streamed upload failed: %s is unavailable (%s)", dependency, exc)
+    what = DEPENDENCIES.get(dependency, dependency)
+    message = (f"{what} is unavailable; documents indexed before it are kept, upload the "
+               "files again to ingest the rest")  # fmt: skip
+    return {"error": {"status": 503, "message": message, "dependency": dependency}}
+
+
+@router.post(
+    "/documents/stream",
+    response_class=EventSourceResponse,
+    responses={200: SSE, **error_responses(413)},
+)
+async def upload_documents_stream(request: Request, who: CallerDep, files: Uploads) -> Any:
+    """``POST /documents`` with progress, as Server-Sent Events.
+
+    ``progress`` after each file is read and after each indexed batch: ``files_total``,
+    ``files_done``, ``documents_done``, ``chunks_indexed``, ``current`` (a file name). Then one
+    last event: ``done`` with the body ``POST /documents`` answers 200 with, or ``error`` with
+    ``{"error": {"status", "message", ...}}`` (422: no file could be ingested; 503: a dependency
+    failed part-way, documents indexed before it are kept). When no file can be ingested
+    before any work starts (all too large, 413), the answer is that error as JSON. Ingestion
+    goes on if the client disconnects.
+    """
+    store = _store(request)
+    uploads, slots = await _read_uploads(files, store.settings.max_document_bytes)
+    if not uploads:
+        code, body = _outcome(slots, IngestReport())
+        return JSONResponse(body, code)
+    events: asyncio.Queue[tuple[str, dict[str, Any]]] = asyncio.Queue()
+
+    async def ingest() -> None:
+        def progress(event: IngestProgress) -> None:
+            events.put_nowait(("progress", asdict(event)))
+
+        try:
+            ingested = await store.ingest_uploads(uploads, progress=progress)
+        except Exception as exc:
+            events.put_nowait(("error", upload_failure(exc)))
+            return
+        code, body = _outcome(slots, ingested)
+        events.put_nowait(("done", body) if code == 200 else ("error", body))
+
+    task = asyncio.create_task(ingest())
+    _ingesting.add(task)
+    task.add_done_callback(_ingesting.discard)
+
+    async def stream() -> AsyncIterator[dict[str, str]]:
+        while True:
+            kind, data = await events.get()
+            yield {"event": kind, "data": json.dumps(data)}
+            if kind != "progress":
+                return
+
+    return EventSourceResponse(stream(), ping=15)
 
 
 @router.get("/documents")

@@ -6,18 +6,23 @@ answered with citations.
 
 from __future__ import annotations
 
+import json
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import psycopg
 import pytest
 from fastapi.testclient import TestClient
 
+from app.routers.documents import upload_failure
 from config import Settings
 from main import create_app
 from tests.knowledge.conftest import CORPUS
 from tests.support.servers import free_port
+from tests.support.sse import sse_events
 from tests.support.stub_openai import StubOpenAI, last_user_text
 
 KEY = "test-key-1"
@@ -156,6 +161,77 @@ def test_bad_files_get_their_own_errors_and_lose_nothing(
     assert refused.status_code == 413
     assert "MAX_REQUEST_BYTES" in refused.json()["error"]["message"]
     assert {d["id"]: d["version"] for d in client.get("/documents").json()["documents"]} == kept
+
+
+def test_a_streamed_upload_sends_progress_then_the_upload_answer(
+    app_settings: Callable[..., Settings],
+) -> None:
+    """POST /documents/stream: progress after each file read and each indexed batch, counters
+    that only grow, then `done` with what POST /documents answers; nothing ingestible is 413
+    as JSON before any work, and files that all fail end with an `error` event (422)."""
+    lines = [
+        json.dumps({"_id": f"d{i}", "title": f"Topic {i}", "text": f"Fact number {i} is true."})
+        for i in range(10)
+    ]
+    corpus = ("\n".join(lines) + "\n").encode()
+    app = create_app(app_settings(max_document_bytes=4000, ingest_batch_documents=3))
+    with TestClient(app, headers={"X-API-Key": KEY}) as client:
+        upload = {"corpus.jsonl": corpus, "keys.md": CORPUS_FILES["keys.md"], "x.exe": b"MZ"}
+        response = client.post("/documents/stream", files=files(upload))
+        assert response.status_code == 200, response.text
+        assert response.headers["content-type"].startswith("text/event-stream")
+        events = sse_events(response.text)
+        kinds = [kind for kind, _ in events]
+        assert kinds[-1] == "done" and set(kinds[:-1]) == {"progress"}, kinds
+        progress = [data for kind, data in events if kind == "progress"]
+        for field in ("files_done", "documents_done", "chunks_indexed"):
+            values = [p[field] for p in progress]
+            assert values == sorted(values), (field, values)
+        assert {p["files_total"] for p in progress} == {3}
+        assert progress[-1]["files_done"] == 3 and progress[-1]["documents_done"] == 11
+        # batches of 3 documents: progress came between batches, not only at the end
+        assert len({p["documents_done"] for p in progress}) >= 4
+        assert {p["current"] for p in progress} <= set(upload)
+        done = events[-1][1]
+        assert (done["added"], done["failed_files"]) == (11, 1)
+        assert [f["path"] for f in done["files"]] == list(upload)
+        assert client.get("/documents").json()["total"] == 11
+
+        # a client that leaves after the first event: the upload is still ingested
+        more = [line.replace('"d', '"m').replace("Fact", "Claim") for line in lines]
+        leaving = {"more.jsonl": ("\n".join(more) + "\n").encode()}
+        with client.stream("POST", "/documents/stream", files=files(leaving)) as stream:
+            assert next(stream.iter_lines()).startswith("event: progress")
+        deadline = time.monotonic() + 120
+        while client.get("/documents").json()["total"] < 21 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert client.get("/documents").json()["total"] == 21
+
+        # the same files again: unchanged, and the answer matches POST /documents
+        again = sse_events(client.post("/documents/stream", files=files(upload)).text)[-1][1]
+        plain = client.post("/documents", files=files(upload)).json()
+        assert again["unchanged"] == plain["unchanged"] == 11
+        assert set(again) == set(plain)
+
+        too_big = client.post("/documents/stream", files=files({"big.md": b"x" * 5000}))
+        assert too_big.status_code == 413, too_big.text
+        assert "MAX_DOCUMENT_BYTES" in too_big.json()["error"]["message"]
+        failed = client.post("/documents/stream", files=files({"a.txt": b"", "b.bin": b"\x00"}))
+        assert failed.status_code == 200
+        kind, error = sse_events(failed.text)[-1]
+        assert kind == "error" and error["error"]["status"] == 422
+        assert "No file could be ingested" in error["error"]["message"]
+        assert client.post("/documents/stream").status_code == 422  # no files at all
+        denied = client.post("/documents/stream", files=files(upload), headers={"X-API-Key": ""})
+        assert denied.status_code == 401
+        assert client.get("/documents").json()["total"] == 21
+
+
+def test_an_outage_during_a_streamed_upload_is_an_error_event_naming_it() -> None:
+    failure = upload_failure(psycopg.OperationalError("connection refused"))["error"]
+    assert failure["status"] == 503 and failure["dependency"] == "postgres"
+    assert "kept" in failure["message"] and "upload the files again" in failure["message"]
+    assert upload_failure(RuntimeError("bug"))["error"]["status"] == 500
 
 
 def test_a_chat_question_about_uploaded_documents_is_answered_with_citations(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -12,6 +11,7 @@ from fastapi.testclient import TestClient
 
 from config import Settings
 from main import create_app
+from tests.support.sse import sse_events
 from tests.support.stub_openai import StubOpenAI
 from tests.test_analysis.conftest import FAST_QUEUE, stub_settings
 from tests.test_analysis.graphkit import BatchRecorder, saved_batches, synthetic_suite
@@ -37,15 +37,6 @@ def wait_for(
 
 def finished(body: dict[str, Any]) -> bool:
     return body["status"] in ("done", "failed", "cancelled")
-
-
-def sse_events(text: str) -> list[tuple[str, dict[str, Any]]]:
-    events = []
-    for block in text.replace("\r\n", "\n").split("\n\n"):
-        fields = dict(line.split(": ", 1) for line in block.split("\n") if ": " in line)
-        if "event" in fields:
-            events.append((fields["event"], json.loads(fields.get("data") or "{}")))
-    return events
 
 
 def test_a_background_analysis_runs_to_done(client: TestClient) -> None:
