@@ -189,13 +189,15 @@ class KnowledgeStore:
         uploads: Sequence[tuple[str, bytes]],
         *,
         progress: ProgressCallback | None = None,
+        namespace: str = "",
     ) -> IngestReport:
         """Ingest several uploads ``(name, data)`` in one call (embedded in shared batches).
 
-        Each is identified by ``upload:<name>`` (see `ingest_bytes`); problems are per upload.
+        Each is identified by ``upload:<namespace><name>`` (see `ingest_bytes`): uploads in
+        different namespaces never replace each other. Problems are per upload.
         """
         items: list[tuple[str, Any]] = [
-            (name, (name, data, f"upload:{name}")) for name, data in uploads
+            (name, (name, data, f"upload:{namespace}{name}")) for name, data in uploads
         ]
         return await self._ingest(items, progress)
 

@@ -1,7 +1,11 @@
 """REST for the knowledge base: upload (`POST /documents`), list, show and delete documents.
 
 Every endpoint needs the caller's API key when API_KEYS is set (and counts toward the rate
-limit); documents are shared by every caller of the server (no owner scoping). Uploads are
+limit). The knowledge base is one collection that every caller of the server reads (a team's
+handbook); changing it is scoped to the owner: with API_KEYS set, an upload is stored as
+``upload:<owner>/<name>``, so one key's upload never replaces another's, and only the key that
+uploaded a document may delete it (documents from ``main.py ingest`` belong to the operator).
+Without API_KEYS there is one anonymous owner, who may change everything. Uploads are
 checked per file: a file that cannot be ingested (unsupported, binary, empty, not UTF-8, above
 MAX_DOCUMENT_BYTES) gets its own error while the others go in, and nothing already indexed is
 lost. A body above MAX_REQUEST_BYTES is refused with 413 before it is read.
@@ -25,10 +29,10 @@ from fastapi.responses import JSONResponse
 from sse_starlette.sse import EventSourceResponse
 
 from agents.knowledge.store import KnowledgeStore
-from agents.knowledge.types import FileResult, IngestProgress, IngestReport
+from agents.knowledge.types import DocumentRecord, FileResult, IngestProgress, IngestReport
 from app.bodies import StrictJSONRoute
 from app.errors import COMMON_ERRORS, DEPENDENCIES, SSE, dependency_of, error_responses
-from app.security import CallerDep
+from app.security import ANONYMOUS, Caller, CallerDep
 from app.services import get_services
 
 log = logging.getLogger(__name__)
@@ -48,6 +52,16 @@ def upload_name(raw: str | None, index: int) -> str:
     name = PurePosixPath((raw or "").replace("\\", "/")).name
     name = _UNSAFE.sub("", name).strip()[:MAX_NAME_CHARS]
     return name if name and name not in (".", "..") else f"upload-{index + 1}"
+
+
+def upload_namespace(who: Caller) -> str:
+    """Where ``who``'s uploads live: ``<owner>/`` per API key, nothing without API_KEYS."""
+    return "" if who.owner == ANONYMOUS else f"{who.owner}/"
+
+
+def may_change(who: Caller, record: DocumentRecord) -> bool:
+    """Whether ``who`` may delete ``record``: its uploader's key (anyone without API_KEYS)."""
+    return who.owner == ANONYMOUS or record.source.startswith(f"upload:{who.owner}/")
 
 
 def _too_large(name: str, limit: int) -> FileResult:
@@ -123,7 +137,10 @@ async def upload_documents(request: Request, who: CallerDep, files: Uploads) -> 
     """
     store = _store(request)
     uploads, slots = await _read_uploads(files, store.settings.max_document_bytes)
-    ingested = await store.ingest_uploads(uploads) if uploads else IngestReport()
+    namespace = upload_namespace(who)
+    ingested = (
+        await store.ingest_uploads(uploads, namespace=namespace) if uploads else IngestReport()
+    )
     code, body = _outcome(slots, ingested)
     return body if code == 200 else JSONResponse(body, code)
 
@@ -175,7 +192,9 @@ async def upload_documents_stream(request: Request, who: CallerDep, files: Uploa
             events.put_nowait(("progress", asdict(event)))
 
         try:
-            ingested = await store.ingest_uploads(uploads, progress=progress)
+            ingested = await store.ingest_uploads(
+                uploads, progress=progress, namespace=upload_namespace(who)
+            )
         except Exception as exc:
             events.put_nowait(("error", upload_failure(exc)))
             return
@@ -236,10 +255,20 @@ async def get_document(request: Request, who: CallerDep, document_id: uuid.UUID)
 @router.delete(
     "/documents/{document_id}",
     status_code=status.HTTP_204_NO_CONTENT,
-    responses=error_responses(404),
+    responses=error_responses(403, 404),
 )
 async def delete_document(request: Request, who: CallerDep, document_id: uuid.UUID) -> Response:
-    """Remove a document and its chunks from both indexes."""
-    if not await _store(request).delete_document(str(document_id)):
+    """Remove a document and its chunks from both indexes (403 for another key's document)."""
+    store = _store(request)
+    record = await store.get_document(str(document_id))
+    if record is None:
+        raise _not_found(document_id)
+    if not may_change(who, record):
+        raise HTTPException(
+            status.HTTP_403_FORBIDDEN,
+            f"Document {str(document_id)!r} was not uploaded with this API key (another key "
+            "uploaded it, or it came from main.py ingest); only its uploader can delete it.",
+        )
+    if not await store.delete_document(str(document_id)):
         raise _not_found(document_id)
     return Response(status_code=status.HTTP_204_NO_CONTENT)

@@ -7,6 +7,9 @@ answered with citations.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -18,6 +21,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app.routers.documents import upload_failure
+from app.security import owner_of
 from config import Settings
 from main import create_app
 from tests.knowledge.conftest import CORPUS
@@ -26,6 +30,10 @@ from tests.support.sse import sse_events
 from tests.support.stub_openai import StubOpenAI, last_user_text
 
 KEY = "test-key-1"
+OTHER_KEY = "test-key-2"
+REPO = Path(__file__).resolve().parents[2]
+#: Where KEY's uploads live in the shared collection.
+SOURCE = f"upload:{owner_of(KEY)}/"
 Files = list[tuple[str, tuple[str, bytes, str]]]
 
 
@@ -84,7 +92,7 @@ def test_upload_list_show_and_delete(client: TestClient) -> None:
     assert client.get("/documents", params={"limit": 0}).status_code == 422
 
     cats = next(d for d in page["documents"] + rest["documents"] if d["title"] == "Cats")
-    assert cats["source"] == "upload:cats.rst" and cats["chunk_count"] >= 1
+    assert cats["source"] == f"{SOURCE}cats.rst" and cats["chunk_count"] >= 1
     assert client.get(f"/documents/{cats['id']}").json()["title"] == "Cats"
 
     again = client.post("/documents", files=files({"cats.rst": CORPUS_FILES["cats.rst"]}))
@@ -107,6 +115,68 @@ def test_documents_need_an_api_key(client: TestClient) -> None:
         assert response.status_code == 401 and "API key" in response.json()["error"]["message"]
     denied = client.post("/documents", files=files(CORPUS_FILES), headers={"X-API-Key": ""})
     assert denied.status_code == 401
+
+
+def test_every_key_reads_the_collection_and_changes_only_its_own_uploads(
+    app_settings: Callable[..., Settings], knowledge_db: str, tmp_path: Path
+) -> None:
+    """One shared collection: another key's documents are listed and answer its questions, but
+    it cannot delete them (403, nothing lost), and its upload of the same name is its own
+    document, never a replacement; documents from `main.py ingest` belong to the operator."""
+    handbook = tmp_path / "handbook.md"
+    handbook.write_text("# Office\n\nThe office day is Wednesday for every team.\n")
+    ingest = subprocess.run(
+        [sys.executable, "main.py", "ingest", "--quiet", str(handbook)],
+        cwd=REPO,
+        env={
+            **os.environ,
+            "PYTHONPATH": str(REPO),
+            "HF_HUB_OFFLINE": "1",
+            "DATABASE_URL": knowledge_db,
+            "DATA_DIR": str(tmp_path / "data"),
+            "CHUNK_SIZE": "400",
+            "CHUNK_OVERLAP": "80",
+        },  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert ingest.returncode == 0, ingest.stderr[-2000:]
+    app = create_app(app_settings(api_keys=[KEY, OTHER_KEY]))
+    with TestClient(app) as client:
+        mine, other = {"X-API-Key": KEY}, {"X-API-Key": OTHER_KEY}
+        cats = {"cats.rst": CORPUS_FILES["cats.rst"]}
+        assert client.post("/documents", files=files(cats), headers=mine).json()["added"] == 1
+        listed = client.get("/documents", headers=other).json()["documents"]
+        assert {d["title"] for d in listed} == {"Cats", "Office"}
+        by_title = {d["title"]: d for d in listed}
+        assert by_title["Cats"]["source"] == f"{SOURCE}cats.rst"
+
+        answer = client.post(
+            "/chat", json={"message": "According to my documents, how long do cats sleep?"},
+            headers=other,
+        ).json()  # fmt: skip
+        assert answer["agent"] == "knowledge" and "twelve and sixteen hours" in answer["answer"]
+
+        for title in ("Cats", "Office"):
+            refused = client.delete(f"/documents/{by_title[title]['id']}", headers=other)
+            assert refused.status_code == 403, refused.text
+            assert "only its uploader" in refused.json()["error"]["message"]
+        office = client.delete(f"/documents/{by_title['Office']['id']}", headers=mine)
+        assert office.status_code == 403  # the operator's, not any key's
+        own = client.post(
+            "/documents", files=files({"cats.rst": b"Cats\n====\n\nCats purr."}), headers=other
+        ).json()
+        assert own["added"] == 1 and own["replaced"] == 0
+        kept = client.get(f"/documents/{by_title['Cats']['id']}", headers=mine).json()
+        assert kept["version"] == by_title["Cats"]["version"]  # untouched by the other key
+        assert client.get("/documents", headers=mine).json()["total"] == 3
+        deleted = client.delete(f"/documents/{by_title['Cats']['id']}", headers=mine)
+        assert deleted.status_code == 204
+        left = client.get("/documents", headers=other).json()["documents"]
+        assert sorted(d["source"] for d in left) == sorted(
+            [f"upload:{owner_of(OTHER_KEY)}/cats.rst", str(handbook.resolve())]
+        )
 
 
 def test_bad_files_get_their_own_errors_and_lose_nothing(
@@ -247,10 +317,10 @@ def test_a_chat_question_about_uploaded_documents_is_answered_with_citations(
     assert body["agent"] == "knowledge" and body["route"]["method"] == "keyword"
     assert body["methods"] == {"knowledge": "extractive"}
     assert "twelve and sixteen hours a day [1]" in body["answer"]
-    assert "Sources:\n[1] Cats (upload:cats.rst)" in body["answer"]
+    assert f"Sources:\n[1] Cats ({SOURCE}cats.rst)" in body["answer"]
     data = body["data"]["knowledge"]
     assert [c["title"] for c in data["citations"]] == ["Cats"]
-    assert data["citations"][0]["source"] == "upload:cats.rst"
+    assert data["citations"][0]["source"] == f"{SOURCE}cats.rst"
     assert data["document_grades"]["passed"] and data["response_grade"]["passed"]
     assert data["low_confidence"] is False
     assert {"evaluate_query", "retrieve", "generate_answer"} <= set(body["stage_ms"])
@@ -311,7 +381,7 @@ def test_with_a_model_over_the_real_openai_client(
     assert result["agent"] == "knowledge" and result["route"]["method"] == "keyword"
     assert result["methods"] == {"knowledge": "llm"}
     assert result["answer"].startswith("Cats sleep twelve to sixteen hours a day [1].")
-    assert "Sources:\n[1] Cats (upload:cats.rst)" in result["answer"]
+    assert f"Sources:\n[1] Cats ({SOURCE}cats.rst)" in result["answer"]
     data = result["data"]["knowledge"]
     assert data["methods"] == {"evaluate_query": "llm", "retrieve": "relevance",
                                "grade_documents": "llm", "generate_answer": "llm",
