@@ -89,15 +89,7 @@ async def throughput(
     texts = _chunk_texts(sample, settings.chunk_size, settings.chunk_overlap)
     sample.unlink()
     raw = raw_encoding(getattr(store.embeddings, "_model", None), texts, batches)
-    return {
-        "documents": report.added,
-        "chunks": report.chunks,
-        "ingest_seconds": report.seconds,
-        "ingest_documents_per_second": report.added / report.seconds,
-        "raw": raw,
-        "raw_documents_per_second": report.added / raw["seconds"],
-        "ratio": raw["seconds"] / report.seconds,
-    }
+    return _versus(report.added, report.chunks, report.seconds, raw)
 
 
 def full_throughput(
@@ -106,14 +98,19 @@ def full_throughput(
     """The full ingestion just timed vs `SentenceTransformer.encode` on all its chunk texts."""
     texts = _chunk_texts(corpus, settings.chunk_size, settings.chunk_overlap)
     raw = raw_encoding(model, texts, batches)
+    return _versus(ingest["indexed"], len(texts), ingest["seconds"], raw)
+
+
+def _versus(documents: int, chunks: int, seconds: float, raw: dict[str, Any]) -> dict[str, Any]:
+    """An ingestion of `documents` in `seconds` beside the raw encoding of its chunk texts."""
     return {
-        "documents": ingest["indexed"],
-        "chunks": len(texts),
-        "ingest_seconds": ingest["seconds"],
-        "ingest_documents_per_second": ingest["indexed"] / ingest["seconds"],
+        "documents": documents,
+        "chunks": chunks,
+        "ingest_seconds": seconds,
+        "ingest_documents_per_second": documents / seconds,
         "raw": raw,
-        "raw_documents_per_second": ingest["indexed"] / raw["seconds"],
-        "ratio": raw["seconds"] / ingest["seconds"],
+        "raw_documents_per_second": documents / raw["seconds"],
+        "ratio": raw["seconds"] / seconds,
     }
 
 

@@ -170,7 +170,7 @@ async def output_of(services: Services, run_id: str, thread_id: str) -> bytes:
     return dumpb(jsonable(snapshot.values or {}))
 
 
-async def wait_until_done(services: Services, run_id: str, thread_id: str = "") -> None:
+async def wait_until_done(services: Services, run_id: str, thread_id: str) -> None:
     """Block until the run is over: its terminal event was sent (the worker sends it once the
     thread is settled), or its record is terminal and the run no longer holds the thread (a
     worker that died in between), or the run is gone."""
