@@ -156,7 +156,7 @@ def load_judgments(path: Path = DATA) -> list[dict[str, str]]:
     """The committed judgments (one JSON object a line)."""
     if not path.exists():
         return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return [json.loads(line) for line in path.read_text().split("\n") if line.strip()]
 
 
 def draw(findings: dict[str, list[Issue]], n: int, seed: int) -> list[tuple[str, Issue]]:

@@ -180,11 +180,16 @@ def load_jsonl(data: bytes, name: str, source: str) -> LoadResult:
     docs: list[LoadedDocument] = []
     warnings: list[str] = []
     seen: set[str] = set()
-    for number, line in enumerate(text.splitlines(), start=1):
+    # JSON Lines records end at "\n" only: str.splitlines() also breaks at U+0085, U+2028,
+    # U+2029 and the ASCII separators, which valid JSON strings may hold, and cut records in two.
+    for number, line in enumerate(text.split("\n"), start=1):
+        line = line.removesuffix("\r")
         if not line.strip():
             continue
         try:
-            row = json.loads(line)
+            # strict=False: raw control characters inside strings (a \v or \x1c that a scraper
+            # left in a title) are kept rather than costing the whole record.
+            row = json.loads(line, strict=False)
         except json.JSONDecodeError as exc:
             warnings.append(f"{name}:{number}: invalid JSON ({exc.msg}); line skipped")
             continue

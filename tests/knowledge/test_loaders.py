@@ -152,3 +152,22 @@ def test_missing_path_and_folder_expansion(tmp_path: Path) -> None:
     assert found == ["a.md", "sub/b.TXT"]
     explicit = list(expand_paths([tmp_path / "sub" / "c.exe", tmp_path / "nope.md"]))
     assert [p.name for p in explicit] == ["c.exe", "nope.md"], "explicit paths reach the report"
+
+
+# Every character str.splitlines() breaks at, besides "\n" itself (the only JSON Lines separator).
+_NOT_RECORD_BREAKS = ["\r", "\v", "\f", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029"]
+
+
+@pytest.mark.parametrize("char", _NOT_RECORD_BREAKS, ids=lambda c: f"U+{ord(c):04X}")
+def test_jsonl_records_end_at_newline_only(char: str) -> None:
+    """A string value holding a character that str.splitlines() treats as a line break stays in
+    its record: the corpus loads whole, with no warning."""
+    rows = [
+        '{"_id": "a", "title": "T' + char + 'one", "text": "before' + char + 'after"}',
+        json.dumps({"_id": "b", "title": "Two", "text": "second"}),
+    ]
+    data = ("\r\n".join(rows) + "\r\n").encode()
+    result = load_bytes("corpus.jsonl", data, "/data/corpus.jsonl")
+    assert result.warnings == []
+    assert [d.external_id for d in result.documents] == ["a", "b"]
+    assert "before" in result.documents[0].text and "after" in result.documents[0].text
