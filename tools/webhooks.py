@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import socket
+import ssl
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -130,9 +131,16 @@ def _literal(host: str) -> IPAddress | None:
 class WebhookGuard:
     """Which addresses webhooks may reach, and HTTP clients that connect only to those."""
 
-    def __init__(self, allowed_hosts: Iterable[str] = (), resolver: Resolver | None = None) -> None:
+    def __init__(
+        self,
+        allowed_hosts: Iterable[str] = (),
+        resolver: Resolver | None = None,
+        ssl_context: ssl.SSLContext | None = None,
+    ) -> None:
         self.allowed_hosts = frozenset(host.lower() for host in allowed_hosts)
         self.resolver: Resolver = resolver or system_resolver
+        #: The certificates trusted for https webhooks (default: httpx's, the certifi bundle).
+        self.ssl_context = ssl_context or httpx.create_ssl_context(trust_env=False)
 
     def allowed(self, host: str) -> bool:
         """Whether the operator allowed ``host`` although it may not be public."""
@@ -255,7 +263,7 @@ class _PinnedTransport(httpx.AsyncHTTPTransport):
     def __init__(self, guard: WebhookGuard, *, max_connections: int) -> None:
         super().__init__(trust_env=False)
         self._pool = httpcore.AsyncConnectionPool(
-            ssl_context=httpx.create_ssl_context(trust_env=False),
+            ssl_context=guard.ssl_context,
             max_connections=max_connections,
             max_keepalive_connections=0,
             http1=True,

@@ -28,9 +28,9 @@ from config import Settings
 from tests.support.processes import ApiProcess
 from tests.support.servers import RedisServer, free_port
 from tests.support.stub_openai import StubOpenAI
-from tests.support.webhooks import HostileReceiver
+from tests.support.webhooks import HostileReceiver, tls_pair
 from tools.personal.webhooks import WebhookConfig, WebhookEvent, WebhookSender
-from tools.webhooks import WebhookGuard, WebhookRejected, address_problem
+from tools.webhooks import WebhookGuard, WebhookRejected, address_problem, post_capped
 
 PUBLIC = "93.184.215.14"  # a global address (never connected to: the tests refuse or rebind)
 KEY = "key-webhooks-0123456789"
@@ -124,6 +124,34 @@ async def test_every_retry_resolves_and_connects_again() -> None:
         assert (resolver.calls, failing.connections, failing.requests) == (3, 3, 3)
     finally:
         failing.stop()
+
+
+async def test_the_pinned_connection_keeps_the_host_header_and_tls_name(tmp_path: Path) -> None:
+    server_tls, client_tls = tls_pair("hooks.test", tmp_path)
+    secure = HostileReceiver(mode="status", tls=server_tls).start()
+    try:
+        resolver = RebindingResolver(["127.0.0.1"], ["127.0.0.1"])
+        guard = WebhookGuard(["hooks.test", "other.test"], resolver, ssl_context=client_tls)
+        async with guard.client(timeout_seconds=BOUND) as client:
+            url = f"https://hooks.test:{secure.port}/x"
+            status = await post_capped(
+                client, url, b"{}", {}, deadline_seconds=BOUND, max_response_bytes=1024
+            )
+            assert status == 200
+            assert secure.sni == ["hooks.test"] and secure.hosts == [f"hooks.test:{secure.port}"]
+            # the certificate is checked against the URL's name, not the pinned address
+            with pytest.raises(httpx.ConnectError, match="CERTIFICATE_VERIFY_FAILED|match"):
+                await post_capped(
+                    client,
+                    f"https://other.test:{secure.port}/x",
+                    b"{}",
+                    {},
+                    deadline_seconds=BOUND,
+                    max_response_bytes=1024,
+                )
+        assert secure.requests == 1
+    finally:
+        secure.stop()
 
 
 IPV4 = st.integers(min_value=0, max_value=2**32 - 1)

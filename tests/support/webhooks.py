@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ssl
 import threading
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Literal
 
 from tests.support.servers import free_port
@@ -35,6 +37,10 @@ class HostileReceiver:
     connections: int = 0
     requests: int = 0
     closed: int = 0
+    #: The Host header of each request, and the TLS SNI of each https connection.
+    hosts: list[str] = field(default_factory=list)
+    sni: list[str | None] = field(default_factory=list)
+    tls: ssl.SSLContext | None = None
     _loop: asyncio.AbstractEventLoop | None = None
     _thread: threading.Thread | None = None
     _lock: threading.Condition = field(default_factory=threading.Condition)
@@ -63,6 +69,8 @@ class HostileReceiver:
             name, _, value = line.partition(b":")
             if name.strip().lower() == b"content-length":
                 length = int(value.strip())
+            if name.strip().lower() == b"host":
+                self.hosts.append(value.strip().decode())
         await reader.readexactly(length)
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -102,7 +110,11 @@ class HostileReceiver:
             self._loop = loop
 
             async def serve() -> None:
-                server = await asyncio.start_server(self._handle, "127.0.0.1", self.port)
+                if self.tls is not None:
+                    self.tls.sni_callback = lambda _sock, name, _ctx: self.sni.append(name)
+                server = await asyncio.start_server(
+                    self._handle, "127.0.0.1", self.port, ssl=self.tls
+                )
                 ready.set()
                 async with server:
                     await server.serve_forever()
@@ -127,3 +139,43 @@ class HostileReceiver:
 
         loop.call_soon_threadsafe(cancel_all)
         self._thread.join(30)
+
+
+def tls_pair(host: str, folder: Path) -> tuple[ssl.SSLContext, ssl.SSLContext]:
+    """A server context with a self-signed certificate for ``host``, and a client context that
+    trusts only that certificate (an https receiver without a real CA)."""
+    from datetime import UTC, datetime, timedelta
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, host)])
+    now = datetime.now(UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - timedelta(minutes=5))
+        .not_valid_after(now + timedelta(days=1))
+        .add_extension(x509.SubjectAlternativeName([x509.DNSName(host)]), critical=False)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    cert_pem = cert.public_bytes(serialization.Encoding.PEM)
+    (folder / "cert.pem").write_bytes(cert_pem)
+    (folder / "key.pem").write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    server = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    server.load_cert_chain(folder / "cert.pem", folder / "key.pem")
+    client = ssl.create_default_context(cadata=cert_pem.decode())
+    return server, client
