@@ -594,7 +594,7 @@ class Settings(BaseSettings):
         3,
         ge=1,
         le=10,
-        description="Attempts to deliver a run's webhook (on connection errors and 5xx).",
+        description="Attempts to deliver a run's webhook (on connection errors, timeouts and 5xx).",
         json_schema_extra=_group("runs"),
     )
     webhook_allowed_hosts: Annotated[list[str], NoDecode] = Field(
