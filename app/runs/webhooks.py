@@ -37,6 +37,7 @@ from tenacity import (
     wait_exponential,
 )
 
+from app.runs.store import now_iso
 from app.serde import dumpb
 from config import Settings
 from tools.webhooks import (
@@ -171,6 +172,8 @@ class WebhookDispatcher:
         while True:
             url, payload = await self._queue.get()
             self._busy += 1
+            if "webhook_sent_at" in payload:  # a run's webhook: when it leaves, not when queued
+                payload = {**payload, "webhook_sent_at": now_iso()}
             try:
                 if await send_webhook(url, payload, self.settings, self.guard):
                     self.sent += 1
