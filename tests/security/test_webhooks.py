@@ -112,6 +112,16 @@ async def test_one_private_address_among_public_ones_is_refused(
     assert receiver.connections == 0
 
 
+def test_the_peer_must_be_the_vetted_address() -> None:
+    guard = WebhookGuard()
+    vetted = ipaddress.ip_address(PUBLIC)
+    guard.check_peer("hooks.example.com", vetted, (PUBLIC, 443))
+    with pytest.raises(WebhookRejected, match="connected to 127.0.0.1"):
+        guard.check_peer("hooks.example.com", vetted, ("127.0.0.1", 443))
+    with pytest.raises(WebhookRejected, match="non-public"):  # even if it was "vetted"
+        guard.check_peer("hooks.example.com", ipaddress.ip_address("10.0.0.1"), ("10.0.0.1", 80))
+
+
 async def test_every_retry_resolves_and_connects_again() -> None:
     failing = HostileReceiver(mode="status", status=503).start()
     try:
