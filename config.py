@@ -586,14 +586,15 @@ class Settings(BaseSettings):
         10.0,
         gt=0,
         le=120,
-        description="Each attempt to deliver a run's webhook gives up after this long.",
+        description="Each attempt to deliver a run's webhook gives up after this long in "
+        "total (connect, request, answer).",
         json_schema_extra=_group("runs"),
     )
     webhook_attempts: int = Field(
         3,
         ge=1,
         le=10,
-        description="Attempts to deliver a run's webhook (on connection errors and 5xx).",
+        description="Attempts to deliver a run's webhook (on connection errors, timeouts and 5xx).",
         json_schema_extra=_group("runs"),
     )
     webhook_allowed_hosts: Annotated[list[str], NoDecode] = Field(
@@ -601,6 +602,40 @@ class Settings(BaseSettings):
         description="Comma-separated webhook hosts allowed although they resolve to private "
         "or loopback addresses (e.g. 127.0.0.1); by default webhooks go to public addresses "
         "only.",
+        json_schema_extra=_group("runs"),
+    )
+
+    # --- Webhook delivery (security: off the run path, bounded) ----------------------------
+    webhook_queue_size: int = Field(
+        1000,
+        ge=1,
+        le=100_000,
+        description="Run webhooks waiting for delivery per process; when full, a finished "
+        "run's webhook is dropped (logged as a warning).",
+        json_schema_extra=_group("runs"),
+    )
+    webhook_concurrency: int = Field(
+        8,
+        ge=1,
+        le=256,
+        description="Run webhooks delivered at once per process (apart from the run workers: "
+        "a slow receiver holds one of these, never a run slot).",
+        json_schema_extra=_group("runs"),
+    )
+    webhook_max_response_bytes: int = Field(
+        65_536,
+        ge=0,
+        le=16 * 1024 * 1024,
+        description="Most bytes of a webhook receiver's answer body read (run and personal "
+        "webhooks); the rest is not received.",
+        json_schema_extra=_group("runs"),
+    )
+    webhook_shutdown_grace_seconds: float = Field(
+        5.0,
+        ge=0,
+        le=120,
+        description="At shutdown, queued run webhooks get this long to be delivered; the "
+        "rest are cancelled (and logged).",
         json_schema_extra=_group("runs"),
     )
 
@@ -701,7 +736,7 @@ class Settings(BaseSettings):
         5.0,
         gt=0,
         le=60,
-        description="Timeout of one webhook request.",
+        description="Total deadline of one webhook request (connect, request, answer).",
         json_schema_extra=_group("personal"),
     )
     personal_webhook_max_attempts: int = Field(

@@ -23,7 +23,8 @@ waiting, it takes no run slot. What runs report on their event stream is in
 :mod:`app.runs.events`: ``started`` (``resumed`` when it continues from a checkpoint), what the
 run streams, then ``done`` (a turn run's with the result), ``failed`` or ``cancelled``. An
 Agent Server run's outcome (its final values, interrupts or error) is stored with the run, its
-thread's status updated, and its webhook called.
+thread's status updated, and its webhook queued (after the ack) for this process's
+:class:`~app.runs.webhooks.WebhookDispatcher`.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ from app.runs.spec import RUN_KEY, RunSpec, run_config
 from app.runs.store import GROUP, QUEUE, TERMINAL, RunStore, now_iso, stream_entries
 from app.runs.threads import ThreadRuns
 from app.runs.views import run_view
-from app.runs.webhooks import send_webhook
+from app.runs.webhooks import WebhookDispatcher
 from app.serde import dumps, interrupt_view
 from app.turns import describe_failure, run_result
 from config import Settings
@@ -91,6 +92,7 @@ class RunWorker:
         name: str | None = None,
         threads: ThreadRuns | None = None,
         streams_answer: Callable[[str, str], bool] | None = None,
+        webhooks: WebhookDispatcher | None = None,
     ) -> None:
         self.runs = runs
         self.redis = runs.redis
@@ -99,6 +101,8 @@ class RunWorker:
         self.settings = settings
         self.threads = threads
         self.streams_answer = streams_answer or (lambda _agent, _node: False)
+        # webhooks leave the run path: a slow receiver holds a sender, never a run slot
+        self.webhooks = webhooks or WebhookDispatcher(settings)
         self.name = name or f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
         self.claim_ms = int(settings.run_claim_timeout_seconds * 1000)
         self.beat = settings.run_heartbeat_seconds
@@ -117,6 +121,7 @@ class RunWorker:
             if "BUSYGROUP" not in str(exc):
                 raise
         await self._prune_consumers()
+        self.webhooks.start()
         self._loop_task = asyncio.create_task(self._loop(), name=f"run-worker {self.name}")
         log.info("run worker %s started", self.name)
 
@@ -148,6 +153,7 @@ class RunWorker:
             task.cancel()
         if self._tasks:
             await asyncio.gather(*self._tasks.values(), return_exceptions=True)
+        await self.webhooks.stop()
         log.info("run worker %s stopped", self.name)
 
     # --- the loop --------------------------------------------------------------------------
@@ -453,6 +459,7 @@ class RunWorker:
         if agent and status == "cancelled":
             rollback = await self.runs.cancel_action(run_id) == "rollback"
             thread_status = await self._status_after_cancel(record)
+        webhook: dict[str, Any] | None = None
         if await self.runs.finish(run_id, self.name, status, **fields):
             event: dict[str, Any] = {"status": status}
             if status == "done" and not agent:
@@ -477,8 +484,11 @@ class RunWorker:
             if not rollback:
                 await self.runs.emit(run_id, status, event)
             if agent and self.threads is not None and spec.webhook and not rollback:
-                await self._webhook(run_id, spec, fields)
+                webhook = await self._webhook_payload(run_id, fields)
         await self._ack(entry_id)
+        if webhook is not None and spec.webhook:
+            # after the ack, and never awaited: the receiver cannot hold this run's slot
+            self.webhooks.submit(spec.webhook, webhook)
 
     async def _status_after_cancel(self, record: dict[str, str]) -> str:
         try:
@@ -488,10 +498,11 @@ class RunWorker:
             return "idle"
         return "interrupted" if snapshot.next or snapshot.interrupts else "idle"
 
-    async def _webhook(self, run_id: str, spec: RunSpec, fields: dict[str, str]) -> None:
+    async def _webhook_payload(self, run_id: str, fields: dict[str, str]) -> dict[str, Any] | None:
+        """The body of the run's webhook (None when the run record is gone)."""
         record = await self.runs.get(run_id)
-        if record is None or not spec.webhook:
-            return
+        if record is None:
+            return None
         output = json.loads(fields["output"]) if fields.get("output") else None
         payload: dict[str, Any] = {
             **run_view(run_id, record),
@@ -502,7 +513,7 @@ class RunWorker:
         }
         if output is not None and "__error__" in output:
             payload["error"] = output["__error__"]
-        await send_webhook(spec.webhook, payload, self.settings)
+        return payload
 
     async def _ack(self, entry_id: str) -> None:
         pipe = self.redis.pipeline(transaction=False)

@@ -45,6 +45,7 @@ def sender(
         "backoff_seconds": 0.01,
         "backoff_max_seconds": 0.05,
         "timeout_seconds": 2.0,
+        "allowed_hosts": ("127.0.0.1",),  # the local receiver (WEBHOOK_ALLOWED_HOSTS)
     }
     values.update(overrides)
     return WebhookSender(WebhookConfig(**values), redis_client)  # type: ignore[arg-type]

@@ -9,6 +9,12 @@ service) with these headers:
   when PERSONAL_WEBHOOK_SECRET is set. The body carries `occurred_at`, so a receiver can refuse
   replays of old events.
 
+Each connection goes to a vetted, pinned address (:mod:`tools.webhooks`: public addresses only
+unless the host is in WEBHOOK_ALLOWED_HOSTS, checked at every attempt where it connects, no
+redirects, no proxy from the environment); each attempt ends after
+PERSONAL_WEBHOOK_TIMEOUT_SECONDS in total and reads at most WEBHOOK_MAX_RESPONSE_BYTES of the
+answer. A refused address is final (not retried).
+
 Network errors, timeouts and 408/425/429/5xx answers are retried with exponential backoff and
 jitter (tenacity); other 4xx answers are final. A delivery that still fails is recorded in a
 Redis stream (the dead letters, trimmed to PERSONAL_DEAD_LETTER_MAX) for an operator to replay.
@@ -38,6 +44,7 @@ from tenacity import (
 )
 
 from config import redact_url
+from tools.webhooks import Resolver, WebhookGuard, WebhookRejected, post_capped
 
 if TYPE_CHECKING:
     import redis.asyncio as aredis
@@ -88,6 +95,9 @@ class WebhookConfig:
     dead_letter_max: int = 10_000
     dead_letter_key: str = DEAD_LETTER_KEY
     headers: dict[str, str] = field(default_factory=dict)
+    #: Hosts that may resolve to non-public addresses (WEBHOOK_ALLOWED_HOSTS).
+    allowed_hosts: tuple[str, ...] = ()
+    max_response_bytes: int = 65_536
 
     @classmethod
     def from_settings(cls, settings: Settings) -> WebhookConfig:
@@ -101,6 +111,8 @@ class WebhookConfig:
             backoff_seconds=settings.personal_webhook_backoff_seconds,
             backoff_max_seconds=settings.personal_webhook_backoff_max_seconds,
             dead_letter_max=settings.personal_dead_letter_max,
+            allowed_hosts=tuple(settings.webhook_allowed_hosts),
+            max_response_bytes=settings.webhook_max_response_bytes,
         )
 
 
@@ -131,19 +143,20 @@ def _retryable_status(status: int) -> bool:
 
 
 class WebhookSender:
-    """Sends `WebhookEvent`s to the configured URLs; owns its HTTP client unless given one."""
+    """Sends `WebhookEvent`s to the configured URLs over a pinned, vetted HTTP client;
+    `resolver` replaces the system's DNS (tests simulate DNS with it)."""
 
     def __init__(
         self,
         config: WebhookConfig,
         redis: aredis.Redis | None = None,
-        client: httpx.AsyncClient | None = None,
+        resolver: Resolver | None = None,
     ) -> None:
         self.config = config
         self.redis = redis
-        self._own_client = client is None
-        self.client = client or httpx.AsyncClient(
-            timeout=config.timeout_seconds, follow_redirects=False
+        self.guard = WebhookGuard(config.allowed_hosts, resolver=resolver)
+        self.client = self.guard.client(
+            timeout_seconds=config.timeout_seconds, max_connections=len(config.urls) or 1
         )
 
     @property
@@ -178,15 +191,26 @@ class WebhookSender:
         if self.config.secret:
             headers[SIGNATURE_HEADER] = sign(self.config.secret, body)
         try:
-            response = await self.client.post(url, content=body, headers=headers)
+            status = await post_capped(
+                self.client,
+                url,
+                body,
+                headers,
+                deadline_seconds=self.config.timeout_seconds,
+                max_response_bytes=self.config.max_response_bytes,
+            )
+        except WebhookRejected as exc:
+            raise _Final(f"refused: {exc}") from None
+        except TimeoutError:
+            raise _Retryable(f"no answer within {self.config.timeout_seconds} s") from None
         except httpx.HTTPError as exc:
             raise _Retryable(f"{type(exc).__name__}: {exc}") from None
-        if response.is_success:
-            return response.status_code
-        message = f"HTTP {response.status_code}"
-        if _retryable_status(response.status_code):
-            raise _Retryable(message, response.status_code)
-        raise _Final(message, response.status_code)
+        if 200 <= status < 300:
+            return status
+        message = f"HTTP {status}"
+        if _retryable_status(status):
+            raise _Retryable(message, status)
+        raise _Final(message, status)
 
     async def _deliver(self, url: str, event: WebhookEvent, body: bytes) -> Delivery:
         shown = redact_url(url)
@@ -262,6 +286,5 @@ class WebhookSender:
         return out
 
     async def close(self) -> None:
-        """Close the HTTP client if this sender made it."""
-        if self._own_client:
-            await self.client.aclose()
+        """Close the HTTP client."""
+        await self.client.aclose()
