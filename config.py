@@ -1104,7 +1104,7 @@ class Settings(BaseSettings):
         ge=1,
         le=1_000_000_000,
         description="Chunks of the uploaded documents of one API key (an upload beyond it "
-        "answers 429; new documents are counted by text length / (CHUNK_SIZE - CHUNK_OVERLAP)).",
+        "answers 429; its chunks are counted by chunking before anything is embedded).",
         json_schema_extra=_group("quotas"),
     )
     max_documents_per_upload: int = Field(
@@ -1119,8 +1119,8 @@ class Settings(BaseSettings):
         50_000,
         ge=1,
         le=10_000_000,
-        description="Chunks one upload may produce, estimated from text length / (CHUNK_SIZE - "
-        "CHUNK_OVERLAP) before anything is embedded (413 above it).",
+        description="Chunks one upload may produce, counted by chunking before anything is "
+        "embedded (413 above it).",
         json_schema_extra=_group("quotas"),
     )
     max_pdf_pages: int = Field(
