@@ -339,12 +339,12 @@ class KnowledgeStore:
                     await flush()
 
         cap = self.settings.max_documents_per_upload
-        admitted: list[tuple[int, LoadResult]] = []
+        admitted: list[tuple[int, LoadResult]] = []  # an upload's files, loaded, not yet queued
+        held = 0  # their documents
         for slot, (label, item) in enumerate(items):
             result = report.files[slot]
             limits = self._limits()
             if quota_prefix is not None:  # this file may add what the upload's cap leaves
-                held = sum(len(loaded.documents) for _, loaded in admitted)
                 limits = self._limits(max_documents=cap - held)
             try:
                 loaded = await self._off_loop(self._load, item, limits)
@@ -362,7 +362,8 @@ class KnowledgeStore:
                     await queue(slot, loaded)
                 else:
                     admitted.append((slot, loaded))
-                    if sum(len(loaded.documents) for _, loaded in admitted) > cap:
+                    held += len(loaded.documents)
+                    if held > cap:
                         raise too_many_documents(label, cap)
             counters["files"] += 1
             await emit(label)
