@@ -1109,6 +1109,111 @@ class Settings(BaseSettings):
         "INFO", description="Log level.", json_schema_extra=_group("api")
     )
 
+    # --- Quotas per owner (one tenant cannot fill the shared stores or queues) --------------
+    max_threads_per_owner: int = Field(
+        1000,
+        ge=1,
+        le=10_000_000,
+        description="Threads (chat sessions, Agent Server threads) one API key may hold; a new "
+        "one beyond it answers 429 until some are deleted or expire.",
+        json_schema_extra=_group("quotas"),
+    )
+    max_active_runs_per_owner: int = Field(
+        20,
+        ge=1,
+        le=100_000,
+        description="Queued + running background runs (analyses, Agent Server runs) of one API "
+        "key; a run beyond it answers 429 until some finish.",
+        json_schema_extra=_group("quotas"),
+    )
+    max_documents_per_owner: int = Field(
+        50_000,
+        ge=1,
+        le=100_000_000,
+        description="Uploaded documents one API key may keep in the knowledge base (an upload "
+        "beyond it answers 429).",
+        json_schema_extra=_group("quotas"),
+    )
+    max_chunks_per_owner: int = Field(
+        500_000,
+        ge=1,
+        le=1_000_000_000,
+        description="Chunks of the uploaded documents of one API key (an upload beyond it "
+        "answers 429; its chunks are counted by chunking before anything is embedded).",
+        json_schema_extra=_group("quotas"),
+    )
+    max_documents_per_upload: int = Field(
+        10_000,
+        ge=1,
+        le=1_000_000,
+        description="Documents one upload may hold (a .jsonl line is a document); counted while "
+        "loading, so a larger upload answers 413 before anything is embedded.",
+        json_schema_extra=_group("quotas"),
+    )
+    max_chunks_per_upload: int = Field(
+        50_000,
+        ge=1,
+        le=10_000_000,
+        description="Chunks one upload may produce, counted by chunking before anything is "
+        "embedded (413 above it).",
+        json_schema_extra=_group("quotas"),
+    )
+    max_pdf_pages: int = Field(
+        1000,
+        ge=1,
+        le=1_000_000,
+        description="Pages of one PDF that ingestion reads (a longer PDF is that file's error).",
+        json_schema_extra=_group("quotas"),
+    )
+    max_extracted_chars: int = Field(
+        5_000_000,
+        ge=1_000,
+        le=1_000_000_000,
+        description="Characters of text extracted from one PDF (a compressed PDF can hold far "
+        "more text than its bytes); above it the file is refused with its own error.",
+        json_schema_extra=_group("quotas"),
+    )
+    ingest_workers: int = Field(
+        1,
+        ge=1,
+        le=64,
+        description="Threads of the ingestion executor (loading, chunking, embedding uploads): "
+        "its own pool, so a large upload never takes the threads chat turns use.",
+        json_schema_extra=_group("quotas"),
+    )
+    max_metadata_bytes: int = Field(
+        16_384,
+        ge=256,
+        le=16 * 1024 * 1024,
+        description="Bytes (as JSON) of one request's metadata (thread or run), and of a "
+        "thread's merged metadata; larger answers 413.",
+        json_schema_extra=_group("quotas"),
+    )
+    max_run_input_bytes: int = Field(
+        262_144,
+        ge=1024,
+        le=64 * 1024 * 1024,
+        description="Bytes (as JSON) of one Agent Server run's input or command (agent_input "
+        "included), or of a state update's values; larger answers 413.",
+        json_schema_extra=_group("quotas"),
+    )
+    max_run_config_bytes: int = Field(
+        16_384,
+        ge=256,
+        le=16 * 1024 * 1024,
+        description="Bytes (as JSON) of one run's config and of its context; larger answers 413.",
+        json_schema_extra=_group("quotas"),
+    )
+    max_llm_batches_per_analysis: int = Field(
+        200,
+        ge=1,
+        le=100_000,
+        description="LLM review calls (batches of ANALYSIS_LLM_BATCH_SIZE tests) one analysis in "
+        "llm-only or hybrid mode may plan; more answers 413 (split the files, or use "
+        "rules-only).",
+        json_schema_extra=_group("quotas"),
+    )
+
     @field_validator("api_keys", "cors_origins", "webhook_allowed_hosts", mode="before")
     @classmethod
     def _split_commas(cls, value: Any) -> Any:

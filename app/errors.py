@@ -46,9 +46,11 @@ _MEANINGS = {
     403: "The operation is not allowed on this resource (e.g. assistants are read-only).",
     404: "Not found, or owned by another API key.",
     409: "Conflicts with the resource's state (e.g. a turn still running on the session).",
-    413: "The body is above MAX_REQUEST_BYTES (or a file above its limit).",
+    413: "The body is above MAX_REQUEST_BYTES, or a part of it above its own limit (a file, "
+    "an upload's documents, metadata, a run's input); the message names the setting.",
     422: "The body, a parameter or an option is invalid; `details` names the fields.",
-    429: "Rate limit exceeded; see Retry-After.",
+    429: "Rate limit exceeded (see Retry-After), or a per-key quota (threads, active runs, "
+    "documents); the message names the setting.",
     502: "The language model provider failed.",
     503: "A dependency (Redis, Postgres) is unavailable; see Retry-After and /health.",
     504: "The request took longer than its time limit.",

@@ -119,9 +119,9 @@ class RateLimiter:
             )
         return cls(storage, per_minute)
 
-    async def _hit(self, client: str) -> tuple[bool, MovingWindowRateLimiter]:
+    async def _hit(self, client: str, cost: int = 1) -> tuple[bool, MovingWindowRateLimiter]:
         try:
-            allowed = await self._shared.hit(self._item, client)
+            allowed = await self._shared.hit(self._item, client, cost=cost)
         except (RedisError, OSError) as exc:
             if not self._degraded:
                 log.warning(
@@ -129,20 +129,28 @@ class RateLimiter:
                     exc,
                 )
                 self._degraded = True
-            return await self._local.hit(self._item, client), self._local
+            return await self._local.hit(self._item, client, cost=cost), self._local
         if self._degraded:
             log.info("rate limiter: Redis is back; limits are shared again")
             self._degraded = False
         return allowed, self._shared
 
-    async def check(self, client: str) -> None:
-        allowed, limiter = await self._hit(client)
+    async def check(self, client: str, cost: int = 1) -> None:
+        """Count ``cost`` requests for ``client`` (a batch of runs counts each run); 429 when
+        they do not fit in the window."""
+        if cost > self._item.amount:
+            raise HTTPException(
+                status.HTTP_429_TOO_MANY_REQUESTS,
+                f"This request counts as {cost} requests, more than the rate limit of "
+                f"{self._item.amount} per minute (RATE_LIMIT_PER_MINUTE); send fewer at once.",
+            )
+        allowed, limiter = await self._hit(client, cost)
         if not allowed:
             stats = await limiter.get_window_stats(self._item, client)
             retry = max(1, int(stats.reset_time - time.time()))
             raise HTTPException(
                 status.HTTP_429_TOO_MANY_REQUESTS,
-                f"Rate limit of {self._item.amount} requests per minute exceeded; retry in "
-                f"{retry} s.",
+                f"Rate limit of {self._item.amount} requests per minute "
+                f"(RATE_LIMIT_PER_MINUTE) exceeded; retry in {retry} s.",
                 headers={"Retry-After": str(retry)},
             )

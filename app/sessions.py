@@ -205,6 +205,10 @@ class SessionStore:
         """Every thread id of ``owner``, oldest first (expired records are pruned on read)."""
         return [_text(m) for m in await self.redis.zrange(self._index_key(owner), 0, -1)]
 
+    async def owned_count(self, owner: str) -> int:
+        """How many thread ids ``owner``'s index holds (expired ones too, until pruned)."""
+        return int(await self.redis.zcard(self._index_key(owner)))
+
     async def forget(self, owner: str, session_ids: Iterable[str]) -> None:
         """Drop ids from the owner's index (their records expired)."""
         ids = list(session_ids)

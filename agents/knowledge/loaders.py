@@ -31,6 +31,43 @@ class LoaderError(ValueError):
     """A file that cannot be ingested; the message names the problem and the fix."""
 
 
+class IngestLimitExceeded(Exception):
+    """A whole upload is refused: it holds more than a per-upload or per-owner limit allows.
+
+    Raised before anything of it is embedded or stored; ``setting`` names the limit, and
+    ``per_owner`` says whether it is the owner's quota (room frees up by deleting documents)
+    rather than the size of this one upload."""
+
+    def __init__(self, message: str, *, setting: str, per_owner: bool = False) -> None:
+        super().__init__(message)
+        self.message = message
+        self.setting = setting
+        self.per_owner = per_owner
+
+
+@dataclass(frozen=True, slots=True)
+class LoadLimits:
+    """Bounds on what loading one file may produce (None: unbounded)."""
+
+    #: Documents this file may still add to its upload (MAX_DOCUMENTS_PER_UPLOAD less those
+    #: of the upload's earlier files); loading stops at one past it.
+    max_documents: int | None = None
+    #: Pages of a PDF (MAX_PDF_PAGES), checked before any page is extracted.
+    max_pdf_pages: int | None = None
+    #: Characters extracted from a PDF (MAX_EXTRACTED_CHARS), checked page by page.
+    max_extracted_chars: int | None = None
+
+
+def too_many_documents(name: str, limit: int) -> IngestLimitExceeded:
+    """The refusal of an upload holding more than ``limit`` documents."""
+    return IngestLimitExceeded(
+        f"{name}: the upload holds more than {limit:,} documents (MAX_DOCUMENTS_PER_UPLOAD); "
+        "nothing was indexed. Split it into smaller uploads, or ingest it with "
+        "`python main.py ingest` on the server.",
+        setting="MAX_DOCUMENTS_PER_UPLOAD",
+    )
+
+
 @dataclass(slots=True)
 class LoadedDocument:
     """One document ready to chunk. ``key`` identifies it across re-ingestion."""
@@ -145,16 +182,36 @@ def load_html(data: bytes, name: str, source: str) -> LoadResult:
     return LoadResult([LoadedDocument(key=source, title=title, text=text, source=source)])
 
 
-def load_pdf(data: bytes, name: str, source: str) -> LoadResult:
-    """PDF text layer, pages separated by blank lines; title from the metadata or the name."""
+def load_pdf(data: bytes, name: str, source: str, limits: LoadLimits | None = None) -> LoadResult:
+    """PDF text layer, pages separated by blank lines; title from the metadata or the name.
+
+    A PDF above ``limits.max_pdf_pages`` pages is refused before any page is read; text
+    extraction stops as soon as it passes ``limits.max_extracted_chars`` (a small compressed
+    PDF can expand to far more text than its size suggests)."""
     from pypdf import PdfReader
     from pypdf.errors import PdfReadError
 
+    limits = limits or LoadLimits()
     try:
         reader = PdfReader(io.BytesIO(data))
         if reader.is_encrypted and not reader.decrypt(""):
             raise LoaderError(f"{name}: the PDF is encrypted; remove its password first")
-        pages = [page.extract_text() or "" for page in reader.pages]
+        count = len(reader.pages)
+        if limits.max_pdf_pages is not None and count > limits.max_pdf_pages:
+            raise LoaderError(
+                f"{name}: the PDF has {count:,} pages; at most {limits.max_pdf_pages:,} are "
+                "read (MAX_PDF_PAGES): split it, or raise MAX_PDF_PAGES"
+            )
+        pages: list[str] = []
+        chars = 0
+        for page in reader.pages:
+            pages.append(page.extract_text() or "")
+            chars += len(pages[-1])
+            if limits.max_extracted_chars is not None and chars > limits.max_extracted_chars:
+                raise LoaderError(
+                    f"{name}: the PDF holds more than {limits.max_extracted_chars:,} characters "
+                    "of text (MAX_EXTRACTED_CHARS): split it, or raise MAX_EXTRACTED_CHARS"
+                )
         meta_title = (reader.metadata.title if reader.metadata else None) or ""
     except LoaderError:
         raise
@@ -171,10 +228,11 @@ def load_pdf(data: bytes, name: str, source: str) -> LoadResult:
     return LoadResult([LoadedDocument(key=source, title=title, text=text, source=source)])
 
 
-def load_jsonl(data: bytes, name: str, source: str) -> LoadResult:
+def load_jsonl(data: bytes, name: str, source: str, max_documents: int | None = None) -> LoadResult:
     """BEIR corpus lines ``{"_id", "title", "text"}``: one document per line.
 
-    Bad lines become warnings (with their line numbers) and the good lines still load.
+    Bad lines become warnings (with their line numbers) and the good lines still load. With
+    ``max_documents``, loading stops at the document past it with `IngestLimitExceeded`.
     """
     text = decode_text(data, name)
     docs: list[LoadedDocument] = []
@@ -206,6 +264,8 @@ def load_jsonl(data: bytes, name: str, source: str) -> LoadResult:
             warnings.append(f"{name}:{number}: duplicate _id {ext_id!r}; later line skipped")
             continue
         seen.add(ext_id)
+        if max_documents is not None and len(docs) >= max_documents:
+            raise too_many_documents(name, max_documents)
         docs.append(
             LoadedDocument(
                 key=f"{source}#{ext_id}",
@@ -221,8 +281,11 @@ def load_jsonl(data: bytes, name: str, source: str) -> LoadResult:
     return LoadResult(docs, warnings)
 
 
-def load_bytes(name: str, data: bytes, source: str | None = None) -> LoadResult:
-    """Parse `data` by the suffix of `name`. ``source`` (default: ``name``) identifies it."""
+def load_bytes(
+    name: str, data: bytes, source: str | None = None, *, limits: LoadLimits | None = None
+) -> LoadResult:
+    """Parse `data` by the suffix of `name`. ``source`` (default: ``name``) identifies it;
+    ``limits`` bound what it may produce (`IngestLimitExceeded` past ``max_documents``)."""
     src = source or name
     suffix = Path(name).suffix.lower()
     if not data:
@@ -232,9 +295,9 @@ def load_bytes(name: str, data: bytes, source: str | None = None) -> LoadResult:
     if suffix in HTML_SUFFIXES:
         return load_html(data, name, src)
     if suffix == ".pdf":
-        return load_pdf(data, name, src)
+        return load_pdf(data, name, src, limits)
     if suffix == ".jsonl":
-        return load_jsonl(data, name, src)
+        return load_jsonl(data, name, src, limits.max_documents if limits else None)
     raise LoaderError(
         f"{name}: unsupported file type {suffix or '(none)'!r}; supported: "
         + ", ".join(sorted(SUPPORTED_SUFFIXES))

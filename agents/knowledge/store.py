@@ -12,29 +12,42 @@ chunks with pgvector embeddings and BM25 postings, in DATABASE_URL's server or, 
 unset, the embedded Postgres under ``DATA_DIR/postgres`` that every process on the DATA_DIR
 shares. Every process therefore sees every committed document in both legs at once. Documents
 belong to an owner (``owner``, default ``""``: the knowledge base every caller shares) and every
-query is scoped to it. Blocking work runs in worker threads.
+query is scoped to it. Blocking work runs in worker threads: ingestion (loading, chunking,
+embedding, writing) on the store's own pool of INGEST_WORKERS threads, so a large upload never
+occupies the default pool that chat turns and searches use.
+
+Uploads (`ingest_uploads`) are bounded before anything is embedded: every file is loaded
+first (a .jsonl stops at one document past MAX_DOCUMENTS_PER_UPLOAD), then the chunks are
+counted (MAX_CHUNKS_PER_UPLOAD) and the uploader's stored documents and chunks with them
+(MAX_DOCUMENTS_PER_OWNER, MAX_CHUNKS_PER_OWNER); a refusal is `IngestLimitExceeded`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import logging
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from langchain_core.embeddings import Embeddings
 
+from agents.knowledge.chunking import chunk_text
 from agents.knowledge.ingest import Indexer, lexical_text
 from agents.knowledge.loaders import (
+    IngestLimitExceeded,
     LoadedDocument,
     LoaderError,
+    LoadLimits,
     LoadResult,
     expand_paths,
     load_bytes,
     read_file,
+    too_many_documents,
 )
 from agents.knowledge.retriever import HybridRetriever
 from agents.knowledge.types import (
@@ -58,6 +71,7 @@ if TYPE_CHECKING:
     from config import Settings
 
 log = logging.getLogger(__name__)
+_T = TypeVar("_T")
 
 
 class KnowledgeStore:
@@ -116,6 +130,11 @@ class KnowledgeStore:
             batch_documents if batch_documents is not None else settings.ingest_batch_documents
         )
         self.score_rerank = settings.hybrid_score_rerank if score_rerank is None else score_rerank
+        # Ingestion's own threads: an upload of hours of embedding queues here, never in the
+        # default pool that chat turns and searches run their blocking work on.
+        self._ingest_pool = ThreadPoolExecutor(
+            max_workers=settings.ingest_workers, thread_name_prefix="ingest"
+        )
 
     @classmethod
     async def open(
@@ -149,8 +168,9 @@ class KnowledgeStore:
         return store
 
     async def close(self) -> None:
-        """Close the connection pool."""
+        """Close the connection pool and the ingestion threads."""
         await asyncio.to_thread(self.engine.close)
+        self._ingest_pool.shutdown(wait=False, cancel_futures=True)
 
     async def __aenter__(self) -> KnowledgeStore:
         return self
@@ -194,35 +214,96 @@ class KnowledgeStore:
         """Ingest several uploads ``(name, data)`` in one call (embedded in shared batches).
 
         Each is identified by ``upload:<namespace><name>`` (see `ingest_bytes`): uploads in
-        different namespaces never replace each other. Problems are per upload.
+        different namespaces never replace each other. Problems are per upload. The whole
+        upload is refused with `IngestLimitExceeded`, before anything is embedded, when it
+        holds more documents or chunks than one upload may, or than the namespace's quota
+        leaves room for.
         """
         items: list[tuple[str, Any]] = [
             (name, (name, data, f"upload:{namespace}{name}")) for name, data in uploads
         ]
-        return await self._ingest(items, progress)
+        return await self._ingest(items, progress, quota_prefix=f"upload:{namespace}")
 
     async def ingest_documents(self, documents: Sequence[LoadedDocument]) -> IngestReport:
         """Ingest already-loaded documents (one pseudo-file per call)."""
         result = LoadResult(list(documents))
         return await self._ingest([("<documents>", result)], None)
 
-    def _load(self, item: Any) -> LoadResult:
+    async def _off_loop(self, fn: Callable[..., _T], *args: Any) -> _T:
+        """Run blocking ingestion work on the ingestion pool."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._ingest_pool, functools.partial(fn, *args))
+
+    def _limits(self, max_documents: int | None = None) -> LoadLimits:
+        settings = self.settings
+        return LoadLimits(
+            max_documents=max_documents,
+            max_pdf_pages=settings.max_pdf_pages,
+            max_extracted_chars=settings.max_extracted_chars,
+        )
+
+    def _admit(self, documents: list[LoadedDocument], prefix: str) -> None:
+        """Refuse (`IngestLimitExceeded`) an upload whose chunks pass MAX_CHUNKS_PER_UPLOAD, or
+        that would pass the owner's document or chunk quota (documents it replaces excluded)."""
+        settings = self.settings
+        chunks = 0
+        for doc in documents:
+            chunks += len(chunk_text(doc.text, settings.chunk_size, settings.chunk_overlap))
+            if chunks > settings.max_chunks_per_upload:
+                raise IngestLimitExceeded(
+                    f"the upload makes more than {settings.max_chunks_per_upload:,} chunks "
+                    "(MAX_CHUNKS_PER_UPLOAD); nothing was indexed. Split it into smaller "
+                    "uploads.",
+                    setting="MAX_CHUNKS_PER_UPLOAD",
+                )
+        held_documents, held_chunks = self.engine.source_totals(
+            self.owner, prefix, excluding=sorted({doc.source for doc in documents})
+        )
+        if held_documents + len(documents) > settings.max_documents_per_owner:
+            raise IngestLimitExceeded(
+                f"this API key has {held_documents:,} uploaded documents and the upload adds "
+                f"{len(documents):,}; the quota is {settings.max_documents_per_owner:,} "
+                "(MAX_DOCUMENTS_PER_OWNER). Delete documents you no longer need "
+                "(DELETE /documents/{id}); nothing was indexed.",
+                setting="MAX_DOCUMENTS_PER_OWNER",
+                per_owner=True,
+            )
+        if held_chunks + chunks > settings.max_chunks_per_owner:
+            raise IngestLimitExceeded(
+                f"this API key has {held_chunks:,} chunks of uploaded documents and the upload "
+                f"adds {chunks:,}; the quota is {settings.max_chunks_per_owner:,} "
+                "(MAX_CHUNKS_PER_OWNER). Delete documents you no longer need "
+                "(DELETE /documents/{id}); nothing was indexed.",
+                setting="MAX_CHUNKS_PER_OWNER",
+                per_owner=True,
+            )
+
+    def _load(self, item: Any, limits: LoadLimits | None = None) -> LoadResult:
+        limits = limits or self._limits()
         if isinstance(item, LoadResult):
             return item
         if isinstance(item, Path):
             data = read_file(item, self.settings.max_document_bytes)
-            return load_bytes(item.name, data, str(item.resolve()))
+            return load_bytes(item.name, data, str(item.resolve()), limits=limits)
         name, data, source = item
         if len(data) > self.settings.max_document_bytes:
             raise LoaderError(
                 f"{name}: {len(data):,} bytes is above MAX_DOCUMENT_BYTES "
                 f"({self.settings.max_document_bytes:,}); split the file or raise the limit"
             )
-        return load_bytes(name, data, source)
+        return load_bytes(name, data, source, limits=limits)
 
     async def _ingest(
-        self, items: list[tuple[str, Any]], progress: ProgressCallback | None
+        self,
+        items: list[tuple[str, Any]],
+        progress: ProgressCallback | None,
+        *,
+        quota_prefix: str | None = None,
     ) -> IngestReport:
+        """Load, chunk, embed and write ``items``. Without ``quota_prefix`` each file is
+        indexed as it is loaded (the CLI's folders need not fit in memory); with it (an
+        upload, already in memory) every file is loaded and the upload admitted against the
+        per-upload and per-owner limits before anything is embedded."""
         started = time.perf_counter()
         report = IngestReport(files=[FileResult(path=label) for label, _ in items])
         pending: list[tuple[int, LoadedDocument]] = []
@@ -243,7 +324,7 @@ class KnowledgeStore:
                 return
             batch = list(pending)
             pending.clear()
-            outcomes = await asyncio.to_thread(self.indexer.index, [d for _, d in batch])
+            outcomes = await self._off_loop(self.indexer.index, [d for _, d in batch])
             for (slot, _), outcome in zip(batch, outcomes, strict=True):
                 report.files[slot].documents.append(outcome)
                 counters["documents"] += 1
@@ -251,24 +332,46 @@ class KnowledgeStore:
                     counters["chunks"] += outcome.chunks
             await emit(report.files[batch[-1][0]].path)
 
+        async def queue(slot: int, loaded: LoadResult) -> None:
+            for doc in loaded.documents:
+                pending.append((slot, doc))
+                if len(pending) >= self.batch_documents:
+                    await flush()
+
+        cap = self.settings.max_documents_per_upload
+        admitted: list[tuple[int, LoadResult]] = []  # an upload's files, loaded, not yet queued
+        held = 0  # their documents
         for slot, (label, item) in enumerate(items):
             result = report.files[slot]
+            limits = self._limits()
+            if quota_prefix is not None:  # this file may add what the upload's cap leaves
+                limits = self._limits(max_documents=cap - held)
             try:
-                loaded = await asyncio.to_thread(self._load, item)
+                loaded = await self._off_loop(self._load, item, limits)
             except LoaderError as exc:
                 result.status, result.error = "error", str(exc)
+            except IngestLimitExceeded:
+                raise
             except Exception as exc:  # a parser bug must not stop the other files
                 log.exception("loading %s failed", label)
                 result.status = "error"
                 result.error = f"{label}: unexpected {type(exc).__name__}: {exc}"
             else:
                 result.warnings.extend(loaded.warnings)
-                for doc in loaded.documents:
-                    pending.append((slot, doc))
-                    if len(pending) >= self.batch_documents:
-                        await flush()
+                if quota_prefix is None:
+                    await queue(slot, loaded)
+                else:
+                    admitted.append((slot, loaded))
+                    held += len(loaded.documents)
+                    if held > cap:
+                        raise too_many_documents(label, cap)
             counters["files"] += 1
             await emit(label)
+        if quota_prefix is not None:
+            documents = [doc for _, loaded in admitted for doc in loaded.documents]
+            await self._off_loop(self._admit, documents, quota_prefix)
+            for slot, loaded in admitted:
+                await queue(slot, loaded)
         await flush()
 
         for result in report.files:

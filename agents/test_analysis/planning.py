@@ -37,7 +37,7 @@ from config import Settings
 from tools.test_smells.batches import LLMBatch, batch_tests_for_llm, estimate_tokens
 from tools.test_smells.parsing import ParsedFile, count_lines
 from tools.test_smells.schemas import AnalysisConfig
-from tools.test_smells.validation import AnalysisInputError, content_size
+from tools.test_smells.validation import AnalysisInputError, LimitExceededError, content_size
 
 __all__ = [
     "AnalysisModeError",
@@ -219,6 +219,19 @@ def plan_analysis(state: AnalysisState, runtime: Runtime[RunContext]) -> dict[st
             rules = config if uses_rules(mode) else None
             parsed.append(filework.parsed(path, text, patterns=patterns, rules=rules))
     batches = batch_tests_for_llm(parsed, config.llm_batch_size) if parsed else []
+    cap = settings.max_llm_batches_per_analysis
+    if len(batches) > cap:
+        # Every batch is one paid LLM call: one request must not spend without bound.
+        tests = sum(len(p.tests) for p in parsed)
+        message = (
+            f"The analysis needs {len(batches):,} LLM review calls ({tests:,} tests in batches "
+            f"of {config.llm_batch_size}); at most {cap:,} are allowed "
+            "(MAX_LLM_BATCHES_PER_ANALYSIS). Send fewer files, use mode rules-only, or raise "
+            "MAX_LLM_BATCHES_PER_ANALYSIS."
+        )
+        if source == "api":
+            raise LimitExceededError(message)
+        return _unplanned(request, "rejected", message, requested, started)
     plan = AnalysisPlan(
         status="ready",
         problem=None,

@@ -25,10 +25,11 @@ from app.agent_server.streams import (
     thread_stream,
     wait_body,
 )
-from app.agent_server.submit import Submitted, cancel_run, submit_run
+from app.agent_server.submit import Submitted, cancel_run, check_run_sizes, submit_run
 from app.agent_server.threads import json_response
 from app.bodies import StrictJSONRoute
 from app.errors import COMMON_ERRORS, SSE, error_responses
+from app.quotas import check_run_quota, check_thread_quota
 from app.runs.store import TERMINAL
 from app.runs.views import agent_status, run_view
 from app.security import Caller, CallerDep
@@ -98,7 +99,7 @@ async def _wait(
 
 
 # --- on a thread ----------------------------------------------------------------------------
-CREATE_ERRORS = error_responses(404, 409)
+CREATE_ERRORS = error_responses(404, 409, 413)
 
 
 @router.post("/threads/{thread_id}/runs", response_model=Run, responses=CREATE_ERRORS)
@@ -360,7 +361,16 @@ async def create_run_batch(
     services: ServicesDep,
     who: CallerDep,
 ) -> Response:
-    """Several stateless background runs (at most 100)."""
+    """Several stateless background runs (at most 100). Each run counts toward the rate limit
+    and the quotas (threads, active runs): a batch that does not fit is refused whole, before
+    any of its runs is queued."""
+    # The request itself was counted once by the caller dependency; its other runs count now.
+    if len(body) > 1:
+        await services.rate_limiter.check(who.client, cost=len(body) - 1)
+    for item in body:
+        check_run_sizes(services, item)
+    await check_thread_quota(services, who.owner, adding=len(body))
+    await check_run_quota(services, who.owner, adding=len(body))
     runs = [await submit_run(services, who, item, thread_id=None) for item in body]
     return json_response([run_view(r.run_id, r.record) for r in runs])
 

@@ -31,6 +31,13 @@ from app.agent_server.inputs import (
     unprocessable,
 )
 from app.agent_server.models import Checkpoint, RunCreate
+from app.quotas import (
+    check_metadata,
+    check_run_config,
+    check_run_input,
+    check_run_quota,
+    check_thread_quota,
+)
 from app.runs.spec import Durability, RunSpec
 from app.runs.store import now_iso
 from app.runs.webhooks import WebhookRejected, check_webhook_url
@@ -38,7 +45,7 @@ from app.security import ANONYMOUS, Caller
 from app.services import Services
 from app.sessions import SessionInfo
 
-__all__ = ["Submitted", "cancel_run", "submit_run"]
+__all__ = ["Submitted", "cancel_run", "check_run_sizes", "submit_run"]
 
 
 @dataclass
@@ -69,6 +76,18 @@ def _checkpoint(body: RunCreate) -> Checkpoint | None:
     if isinstance(configured, str) and configured:
         return Checkpoint(checkpoint_id=configured[:64])
     return None
+
+
+def check_run_sizes(services: Services, body: RunCreate) -> None:
+    """413 when a part of the run request is above its size setting (before anything runs)."""
+    settings = services.settings
+    check_metadata(settings, body.metadata)
+    check_run_input(settings, body.input, "input")
+    if body.command is not None:
+        check_run_input(settings, body.command.model_dump(mode="json"), "command")
+    if body.config is not None:
+        check_run_config(settings, body.config.model_dump(mode="json"), "config")
+    check_run_config(settings, body.context, "context")
 
 
 async def _validated(
@@ -184,15 +203,19 @@ async def submit_run(
 ) -> Submitted:
     """Validate and queue a run on ``thread_id`` (None: stateless, on a temporary thread)."""
     found = assistant(services, body.assistant_id)
+    check_run_sizes(services, body)
+    await check_run_quota(services, who.owner)
     user = who.owner if who.owner != ANONYMOUS else "anonymous"
     stateless = thread_id is None
     if thread_id is None:
+        await check_thread_quota(services, who.owner)
         thread = await services.sessions.create(
             who.owner, user, now_iso(), thread_id=str(uuid.uuid4()), metadata={"temporary": True}
         )
     else:
         existing = await services.sessions.get(thread_id)
         if existing is None and body.if_not_exists == "create":
+            await check_thread_quota(services, who.owner)
             existing, _ = await services.sessions.create_if_absent(
                 who.owner, user, now_iso(), thread_id=thread_id
             )

@@ -40,6 +40,7 @@ from app.agent_server.models import (
 from app.agent_server.state import checkpoint_view, select_state, snapshot_view
 from app.bodies import StrictJSONRoute
 from app.errors import COMMON_ERRORS, error_responses
+from app.quotas import check_metadata, check_run_input, check_thread_quota
 from app.runs.store import now_iso
 from app.security import ANONYMOUS, Caller, CallerDep
 from app.serde import dumpb, jsonable
@@ -86,7 +87,7 @@ async def _require_idle(services: Services, info: SessionInfo) -> None:
 
 
 # --- create, read, update, delete, copy -----------------------------------------------------
-@router.post("/threads", response_model=Thread, responses=error_responses(404, 409))
+@router.post("/threads", response_model=Thread, responses=error_responses(404, 409, 413))
 async def create_thread(body: ThreadCreate, services: ServicesDep, who: CallerDep) -> Response:
     """Create a thread (``if_exists``: raise → 409, do_nothing → the existing thread)."""
     if body.ttl:
@@ -94,6 +95,14 @@ async def create_thread(body: ThreadCreate, services: ServicesDep, who: CallerDe
             "per-thread ttl is not supported: every thread expires after "
             "CHECKPOINT_TTL_MINUTES of inactivity (when set); leave ttl out"
         )
+    settings = services.settings
+    check_metadata(settings, body.metadata)
+    if body.supersteps:
+        check_run_input(
+            settings, [step.model_dump(mode="json") for step in body.supersteps], "supersteps"
+        )
+    if body.thread_id is None or await services.sessions.get(body.thread_id) is None:
+        await check_thread_quota(services, who.owner)
     user = who.owner if who.owner != ANONYMOUS else "anonymous"
     thread_id = body.thread_id or str(uuid.uuid4())
     info, created = await services.sessions.create_if_absent(
@@ -156,7 +165,10 @@ async def get_thread(
 @router.patch(
     "/threads/{thread_id}",
     response_model=Thread,
-    responses={204: {"description": "Updated (Prefer: return=minimal)."}, **error_responses(404)},
+    responses={
+        204: {"description": "Updated (Prefer: return=minimal)."},
+        **error_responses(404, 413),
+    },
 )
 async def patch_thread(
     thread_id: ThreadIdPath,
@@ -172,6 +184,7 @@ async def patch_thread(
     merged = {**info.metadata, **(body.metadata or {})}
     if len(merged) > 64:
         raise unprocessable("a thread's metadata holds at most 64 keys")
+    check_metadata(services.settings, merged, "the thread's metadata with this patch merged")
     await services.sessions.update(info, metadata=merged, updated_at=now_iso())
     if prefer and "return=minimal" in prefer:
         return Response(status_code=status.HTTP_204_NO_CONTENT)
@@ -203,6 +216,7 @@ async def _delete(services: Services, thread_id: str) -> None:
 async def copy_thread(thread_id: ThreadIdPath, services: ServicesDep, who: CallerDep) -> Response:
     """A new thread with a copy of this thread's checkpoints and metadata."""
     info = await owned_thread(services, thread_id, who)
+    await check_thread_quota(services, who.owner)
     copy = await services.sessions.create(
         who.owner, info.user_id, now_iso(), thread_id=str(uuid.uuid4()), metadata=info.metadata
     )
@@ -426,7 +440,7 @@ async def post_state_at(
 @router.post(
     "/threads/{thread_id}/state",
     response_model=StateUpdateResult,
-    responses=error_responses(404, 409),
+    responses=error_responses(404, 409, 413),
 )
 async def update_state(
     thread_id: ThreadIdPath, body: StateUpdateRequest, services: ServicesDep, who: CallerDep
@@ -439,6 +453,7 @@ async def update_state(
         check_nodes(graph, [body.as_node], "as_node")
     if isinstance(body.values, list):
         raise unprocessable("values must be an object of state keys (or null)")
+    check_run_input(services.settings, body.values, "values")
     values = body.values
     if values is not None:
         values = check_state_values(graph, values, services.settings.max_message_chars)

@@ -30,6 +30,7 @@ from app.errors import (
     dependency_of,
     error_responses,
 )
+from app.quotas import check_run_quota, check_thread_quota
 from app.runs.store import TERMINAL
 from app.security import Caller, CallerDep
 from app.services import Services, ServicesDep
@@ -106,6 +107,9 @@ async def analyze(body: AnalyzeRequest, services: ServicesDep, who: CallerDep) -
 async def submit(body: AnalyzeRequest, services: ServicesDep, who: CallerDep) -> dict[str, Any]:
     """Queue an analysis to run in the background; poll GET /analyses/{id} or stream /events."""
     analysis, mode, warnings = _validated(services, body)
+    # A background analysis is a thread of its own and a run until it finishes.
+    await check_thread_quota(services, who.owner)
+    await check_run_quota(services, who.owner)
     thread_id = uuid.uuid4().hex
     await services.runs.submit(
         owner=who.owner,
@@ -284,7 +288,9 @@ async def resume_analysis(
 ) -> dict[str, Any]:
     """Queue a failed or cancelled analysis again; it continues from its last checkpoint
     (finished LLM batches are not redone)."""
-    await _owned(services, thread_id, who)
+    record = await _owned(services, thread_id, who)
+    if record.get("status") in ("failed", "cancelled"):
+        await check_run_quota(services, who.owner)
     verdict = await services.runs.resume(thread_id)
     if verdict == "queued":
         return {"thread_id": thread_id, "status": "queued"}

@@ -25,6 +25,7 @@ from app.errors import (
     dependency_of,
     error_responses,
 )
+from app.quotas import check_thread_quota
 from app.security import ANONYMOUS, Caller, CallerDep
 from app.services import Services, ServicesDep
 from app.sessions import SESSION_ID_PATTERN, SessionInfo
@@ -100,6 +101,7 @@ async def _prepare(services: Services, body: ChatMessage, who: Caller) -> TurnRe
     if body.session_id:
         session = await _owned_session(services, body.session_id, who)
     else:
+        await check_thread_quota(services, who.owner)
         user = body.user_id or (who.owner if who.owner != ANONYMOUS else "anonymous")
         session = await services.sessions.create(who.owner, user, now_iso())
     context = services.context(body.options, owner=who.owner)

@@ -8,7 +8,10 @@ uploaded a document may delete it (documents from ``main.py ingest`` belong to t
 Without API_KEYS there is one anonymous owner, who may change everything. Uploads are
 checked per file: a file that cannot be ingested (unsupported, binary, empty, not UTF-8, above
 MAX_DOCUMENT_BYTES) gets its own error while the others go in, and nothing already indexed is
-lost. A body above MAX_REQUEST_BYTES is refused with 413 before it is read.
+lost. A body above MAX_REQUEST_BYTES is refused with 413 before it is read. An upload holding
+more documents or chunks than one upload may (MAX_DOCUMENTS_PER_UPLOAD, MAX_CHUNKS_PER_UPLOAD)
+is refused whole with 413, and one that would pass the key's quota (MAX_DOCUMENTS_PER_OWNER,
+MAX_CHUNKS_PER_OWNER) with 429, before anything of it is embedded.
 ``POST /documents/stream`` is the same upload with progress events (Server-Sent Events).
 """
 
@@ -28,6 +31,7 @@ from fastapi import APIRouter, File, HTTPException, Query, Request, Response, Up
 from fastapi.responses import JSONResponse
 from sse_starlette.sse import EventSourceResponse
 
+from agents.knowledge.loaders import IngestLimitExceeded
 from agents.knowledge.store import KnowledgeStore
 from agents.knowledge.types import DocumentRecord, FileResult, IngestProgress, IngestReport
 from app.bodies import StrictJSONRoute
@@ -71,6 +75,12 @@ def _too_large(name: str, limit: int) -> FileResult:
         error=f"{name}: larger than MAX_DOCUMENT_BYTES ({limit:,} bytes); split the file or "
         "raise MAX_DOCUMENT_BYTES",
     )
+
+
+def _refusal(exc: IngestLimitExceeded) -> tuple[int, dict[str, Any]]:
+    """An upload refused whole: 429 for the key's quota, 413 for the upload's own size."""
+    code = status.HTTP_429_TOO_MANY_REQUESTS if exc.per_owner else 413
+    return code, {"error": {"status": code, "message": exc.message, "setting": exc.setting}}
 
 
 def _response_body(report: IngestReport) -> dict[str, Any]:
@@ -126,21 +136,26 @@ def _outcome(slots: Slots, ingested: IngestReport) -> tuple[int, dict[str, Any]]
     return code, {"error": {"status": code, "message": message, **body}}
 
 
-@router.post("/documents", responses=error_responses(413))
+@router.post("/documents", responses=error_responses(413, 429))
 async def upload_documents(request: Request, who: CallerDep, files: Uploads) -> Any:
     """Ingest uploaded files into the knowledge base; per-file results.
 
     Uploading a file with the same name again skips it when unchanged and replaces its old
     chunks when changed. Answers 200 when at least one file went in (check each file's
-    ``status``), 413 when every file was too large, 422 when no file could be ingested.
+    ``status``), 413 when every file was too large or the upload holds too many documents or
+    chunks, 429 when it would pass the key's quota, 422 when no file could be ingested.
     ``POST /documents/stream`` does the same with progress events.
     """
     store = _store(request)
     uploads, slots = await _read_uploads(files, store.settings.max_document_bytes)
     namespace = upload_namespace(who)
-    ingested = (
-        await store.ingest_uploads(uploads, namespace=namespace) if uploads else IngestReport()
-    )
+    try:
+        ingested = (
+            await store.ingest_uploads(uploads, namespace=namespace) if uploads else IngestReport()
+        )
+    except IngestLimitExceeded as exc:
+        code, body = _refusal(exc)
+        return JSONResponse(body, code)
     code, body = _outcome(slots, ingested)
     return body if code == 200 else JSONResponse(body, code)
 
@@ -167,7 +182,7 @@ def upload_failure(exc: BaseException) -> dict[str, Any]:
 @router.post(
     "/documents/stream",
     response_class=EventSourceResponse,
-    responses={200: SSE, **error_responses(413)},
+    responses={200: SSE, **error_responses(413, 429)},
 )
 async def upload_documents_stream(request: Request, who: CallerDep, files: Uploads) -> Any:
     """``POST /documents`` with progress, as Server-Sent Events.
@@ -175,7 +190,8 @@ async def upload_documents_stream(request: Request, who: CallerDep, files: Uploa
     ``progress`` after each file is read and after each indexed batch: ``files_total``,
     ``files_done``, ``documents_done``, ``chunks_indexed``, ``current`` (a file name). Then one
     last event: ``done`` with the body ``POST /documents`` answers 200 with, or ``error`` with
-    ``{"error": {"status", "message", ...}}`` (422: no file could be ingested; 503: a dependency
+    ``{"error": {"status", "message", ...}}`` (422: no file could be ingested; 413 / 429: the
+    upload passes a per-upload limit / the key's quota, nothing was indexed; 503: a dependency
     failed part-way, documents indexed before it are kept). When no file can be ingested
     before any work starts (all too large, 413), the answer is that error as JSON. Ingestion
     goes on if the client disconnects.
@@ -195,6 +211,9 @@ async def upload_documents_stream(request: Request, who: CallerDep, files: Uploa
             ingested = await store.ingest_uploads(
                 uploads, progress=progress, namespace=upload_namespace(who)
             )
+        except IngestLimitExceeded as exc:
+            events.put_nowait(("error", _refusal(exc)[1]))
+            return
         except Exception as exc:
             events.put_nowait(("error", upload_failure(exc)))
             return

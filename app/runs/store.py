@@ -10,7 +10,9 @@ Keys of one run share the ``{run_id}`` hash tag (one Redis Cluster slot):
 
 Runs on a thread are indexed per thread (``{thread_id}`` hash tag): ``sy:thread-runs:{t}`` (every
 run, by creation time) and ``sy:thread-active:{t}`` (the runs not yet finished, in order: a
-serial run starts only when it is the first of them, see :mod:`app.runs.threads`).
+serial run starts only when it is the first of them, see :mod:`app.runs.threads`). Runs are
+indexed per owner too (``sy:owner-active:{owner}``): the runs submitted or resumed, pruned of
+finished ones when counted, for the MAX_ACTIVE_RUNS_PER_OWNER quota.
 
 The queue is one stream, ``sy:runs:queue``, read by the consumer group ``run-workers`` (see
 :mod:`app.runs.worker`). Status changes are Lua scripts, so a cancel and a worker's claim
@@ -143,6 +145,10 @@ class RunStore:
     def thread_active_key(thread_id: str) -> str:
         return f"sy:thread-active:{{{thread_id}}}"
 
+    @staticmethod
+    def owner_active_key(owner: str) -> str:
+        return f"sy:owner-active:{{{owner}}}"
+
     # --- lifecycle -------------------------------------------------------------------------
     async def submit(
         self,
@@ -198,6 +204,8 @@ class RunStore:
             approximate=True,
         )
         pipe.expire(events, self.ttl)
+        pipe.zadd(self.owner_active_key(owner), {run_id: time.time()})
+        pipe.expire(self.owner_active_key(owner), self.ttl)
         pipe.xadd(QUEUE, {"run_id": run_id})
         await pipe.execute()
         return run_id
@@ -284,6 +292,26 @@ class RunStore:
             await self.redis.zrem(self.thread_active_key(thread_id), *stale)
         return live
 
+    async def active_of_owner(self, owner: str) -> int:
+        """How many of ``owner``'s runs are queued or running; finished or expired ones are
+        dropped from the owner's index on the way (so it stays as small as the quota)."""
+        key = self.owner_active_key(owner)
+        ids = [_text(i) for i in await self.redis.zrange(key, 0, -1)]
+        if not ids:
+            return 0
+        pipe = self.redis.pipeline(transaction=False)
+        for run_id in ids:
+            pipe.hget(self.record_key(run_id), "status")
+        statuses = await pipe.execute()
+        stale = [
+            run_id
+            for run_id, status in zip(ids, statuses, strict=True)
+            if status is None or _text(status) in TERMINAL
+        ]
+        if stale:
+            await self.redis.zrem(key, *stale)
+        return len(ids) - len(stale)
+
     async def active_counts(self, thread_ids: list[str]) -> list[int]:
         """How many runs each thread has not finished (index size; no clean-up)."""
         if not thread_ids:
@@ -308,6 +336,11 @@ class RunStore:
         record, _, cancel, _ = self._keys(run_id)
         verdict = _text(await self._resume(keys=[record, cancel], args=[now_iso()]))
         if verdict == "queued":
+            owner = await self.redis.hget(record, "owner")
+            if owner is not None:
+                key = self.owner_active_key(_text(owner))
+                await self.redis.zadd(key, {run_id: time.time()})
+                await self.redis.expire(key, self.ttl)
             await self.redis.xadd(QUEUE, {"run_id": run_id})
             await self.emit(run_id, "queued", {"status": "queued", "resumed": True})
         return verdict

@@ -286,6 +286,20 @@ class KnowledgeEngine:
         )[0]
         return {"documents": int(row[0]), "chunks": int(row[1]), "lexical_chunks": int(row[2])}
 
+    def source_totals(
+        self, owner: str, prefix: str, *, excluding: Sequence[str] = ()
+    ) -> tuple[int, int]:
+        """(documents, chunks) of the owner's documents whose source starts with ``prefix``,
+        leaving out the sources in ``excluding`` (an upload about to replace them)."""
+        pattern = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        row = self._rows(
+            "SELECT count(*), coalesce(sum(chunk_count), 0) FROM knowledge.documents"
+            " WHERE kb = %s AND owner = %s AND source LIKE %s ESCAPE '\\'"
+            " AND NOT (source = ANY(%s))",
+            (self.kb, owner, pattern, list(excluding)),
+        )[0]
+        return int(row[0]), int(row[1])
+
     # --- writes --------------------------------------------------------------------------
 
     def write(self, owner: str, docs: Sequence[DocumentWrite]) -> None:

@@ -39,6 +39,9 @@ def _ddl(dimension: int) -> list[str]:
         " chunk_count int NOT NULL, chars int NOT NULL,"
         " created_at text NOT NULL, updated_at text NOT NULL,"
         " PRIMARY KEY (kb, owner, document_id))",
+        # uploads of one API key are `upload:<owner>/...`: its quota counts them by prefix
+        "CREATE INDEX IF NOT EXISTS documents_source ON knowledge.documents"
+        " (kb, owner, source text_pattern_ops)",
         "CREATE SEQUENCE IF NOT EXISTS knowledge.chunk_ids",
         "CREATE TABLE IF NOT EXISTS knowledge.chunks ("
         " id bigint PRIMARY KEY DEFAULT nextval('knowledge.chunk_ids'),"
