@@ -30,7 +30,7 @@ from app.errors import (
     dependency_of,
     error_responses,
 )
-from app.runs.store import TERMINAL
+from app.runs.store import TERMINAL, now_iso
 from app.security import Caller, CallerDep
 from app.services import Services, ServicesDep
 from app.sessions import SESSION_ID_PATTERN
@@ -107,6 +107,11 @@ async def submit(body: AnalyzeRequest, services: ServicesDep, who: CallerDep) ->
     """Queue an analysis to run in the background; poll GET /analyses/{id} or stream /events."""
     analysis, mode, warnings = _validated(services, body)
     thread_id = uuid.uuid4().hex
+    # The analysis's checkpoints belong to a thread record like a chat's: without one, the id
+    # would be an ownerless thread whose checkpoints another key could claim.
+    await services.sessions.create(
+        who.owner, who.owner, now_iso(), thread_id=thread_id, metadata={"analysis": True}
+    )
     await services.runs.submit(
         owner=who.owner,
         thread_id=thread_id,
