@@ -1074,6 +1074,16 @@ class Settings(BaseSettings):
         "INFO", description="Log level.", json_schema_extra=_group("api")
     )
 
+    # --- Security: thread ids and shared limits (issue 22, items 6-7) -----------------------
+    sandbox_max_per_owner: int = Field(
+        1,
+        ge=1,
+        le=256,
+        description="Sandboxed executions one API key may have running or waiting at once "
+        "(its share of SANDBOX_MAX_CONCURRENCY); more are refused with 429.",
+        json_schema_extra=_group("security"),
+    )
+
     @field_validator("api_keys", "cors_origins", "webhook_allowed_hosts", mode="before")
     @classmethod
     def _split_commas(cls, value: Any) -> Any:
