@@ -49,6 +49,10 @@ READER_DEFAULTS: dict[str, str] = {
     "statement_timeout": "30s",
     "idle_in_transaction_session_timeout": "60s",
     "search_path": SCHEMA,
+    # A query's sorts and hashes, and its spill to disk, are bounded per role: one tenant's
+    # analytics question cannot take the database server's memory or disk.
+    "work_mem": "8MB",
+    "temp_file_limit": "256MB",
 }
 
 
@@ -182,6 +186,24 @@ def _check_reader_name(conn: psycopg.Connection, reader_user: str) -> None:
         )
 
 
+def _check_memberships(conn: psycopg.Connection, reader_user: str) -> None:
+    """The reader may belong to no role: NOINHERIT stops inherited rights, but a member can
+    still SET ROLE to a role it belongs to and use every right of that role."""
+    rows = conn.execute(
+        "SELECT g.rolname FROM pg_auth_members m JOIN pg_roles g ON g.oid = m.roleid "
+        "JOIN pg_roles r ON r.oid = m.member WHERE r.rolname = %s ORDER BY 1",
+        [reader_user],
+    ).fetchall()
+    if rows:
+        groups = ", ".join(row[0] for row in rows)
+        raise SeedError(
+            f"role {reader_user!r} is a member of {groups}; analytics SQL must run as a role "
+            f"that belongs to no role (it could SET ROLE to one). REVOKE {groups} FROM "
+            f"{reader_user}, or set ANALYTICS_READER_USER to another name (it is created for "
+            "you)."
+        )
+
+
 def _ensure_role(conn: psycopg.Connection, reader_user: str, password: str | None) -> None:
     """Create the reader role if missing (tolerating a concurrent creator) and check it."""
     role = sql.Identifier(reader_user)
@@ -212,6 +234,7 @@ def _ensure_role(conn: psycopg.Connection, reader_user: str, password: str | Non
             "security; analytics SQL must run as a role that can only read. Set "
             "ANALYTICS_READER_USER to another name (it is created for you)."
         )
+    _check_memberships(conn, reader_user)
     wanted = [f"{name}={value}" for name, value in READER_DEFAULTS.items()]
     current = conn.execute("SELECT rolconfig FROM pg_roles WHERE rolname = %s", [reader_user])
     config_row = current.fetchone()
