@@ -1214,6 +1214,30 @@ class Settings(BaseSettings):
         json_schema_extra=_group("quotas"),
     )
 
+    # --- Security: thread ids and shared limits (issue 22, items 6-7) -----------------------
+    sandbox_max_per_owner: int = Field(
+        1,
+        ge=1,
+        le=256,
+        description="Sandboxed executions one API key may have running or waiting at once "
+        "(its share of SANDBOX_MAX_CONCURRENCY); more are refused with 429.",
+        json_schema_extra=_group("security"),
+    )
+    analytics_reader_work_mem: str = Field(
+        "8MB",
+        pattern=r"^[1-9][0-9]{0,6}(kB|MB|GB)$",
+        description="work_mem of the analytics reader role (ALTER ROLE ... SET): memory one "
+        "sort or hash of an analytics query may use before spilling to disk.",
+        json_schema_extra=_group("security"),
+    )
+    analytics_reader_temp_file_limit: str = Field(
+        "256MB",
+        pattern=r"^[1-9][0-9]{0,6}(kB|MB|GB)$",
+        description="temp_file_limit of the analytics reader role: disk one analytics query "
+        "may spill to (setting it needs a superuser DATABASE_URL user).",
+        json_schema_extra=_group("security"),
+    )
+
     @field_validator("api_keys", "cors_origins", "webhook_allowed_hosts", mode="before")
     @classmethod
     def _split_commas(cls, value: Any) -> Any:

@@ -59,6 +59,10 @@ def seed(settings: Settings, database_url: str, *, force: bool = False) -> SeedR
             database_url,
             reader_user=settings.analytics_reader_user,
             reader_password=_reader_password(settings),
+            reader_limits={
+                "work_mem": settings.analytics_reader_work_mem,
+                "temp_file_limit": settings.analytics_reader_temp_file_limit,
+            },
             force=force,
         )
     except SeedError as exc:

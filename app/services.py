@@ -132,7 +132,11 @@ class Services:
             # the same graph without a checkpointer.
             sync_graph = compile_graph(registry, agents)
             ttl = settings.checkpoint_ttl_minutes * 60 if settings.checkpoint_ttl_minutes else None
-            sessions = SessionStore(stores.redis, ttl_seconds=ttl)
+            sessions = SessionStore(
+                stores.redis,
+                ttl_seconds=ttl,
+                refresh_on_read=settings.checkpoint_refresh_on_read,
+            )
             runs = RunStore(
                 stores.redis,
                 ttl_seconds=settings.run_record_ttl_seconds,

@@ -5,6 +5,13 @@ conversation itself is the thread's checkpoints; the record says who owns the th
 metadata, times, the agents it used and how its last run ended. The per-owner index (a sorted
 set by creation time) answers thread search and count for one API key without scanning Redis.
 
+A record is created in one Lua script (claimed and filled atomically, with its TTL), so two
+creators of the same id cannot both win and no half-made record is ever visible. Its TTL is the
+checkpoints' (CHECKPOINT_TTL_MINUTES) and is re-armed with them: on every write, on every read
+when CHECKPOINT_REFRESH_ON_READ, and with each heartbeat of a run holding the thread, so a
+thread's checkpoints never outlive the record that says whose they are. Deleting a record
+deletes the thread's run indexes with it.
+
 The lock makes a thread single-writer: a second message while a turn runs gets 409, never
 interleaved state. `/chat` takes it with redis-py's `Lock` (a random token in a key with a
 timeout); a background run takes the same key with its run id as the token
@@ -25,17 +32,30 @@ from typing import Any
 import redis.asyncio as aredis
 from redis.asyncio.lock import Lock
 
+from app.runs.store import RunStore
+
 SESSION_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]{7,63}$"
 _SESSION_ID = re.compile(SESSION_ID_PATTERN)
 #: What a thread's last run left it as (``busy`` is live: the lock or active runs).
 THREAD_STATUSES = ("idle", "busy", "interrupted", "error")
 
-# KEYS: lock; ARGV: token, ttl ms -> 1 (held by token now) | 0 (held by another)
+# KEYS: record; ARGV: record ttl ms (0: none), field, value, ... -> 1 (created now) | the
+# existing record's fields (HGETALL). Claim and fill in one step: never a half-made record.
+_CREATE = """
+if redis.call('EXISTS', KEYS[1]) == 1 then return redis.call('HGETALL', KEYS[1]) end
+redis.call('HSET', KEYS[1], unpack(ARGV, 2))
+if tonumber(ARGV[1]) > 0 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+return 1
+"""
+# KEYS: lock, record; ARGV: token, ttl ms, record ttl ms (0: none) -> 1 (held by token now) |
+# 0 (held by another). Holding the thread re-arms the record's TTL: a run writing checkpoints
+# for longer than the TTL keeps its thread's record alive with them.
 _HOLD = """
 local v = redis.call('GET', KEYS[1])
-if v == ARGV[1] then redis.call('PEXPIRE', KEYS[1], ARGV[2]) return 1 end
-if v then return 0 end
-redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+if v and v ~= ARGV[1] then return 0 end
+if v then redis.call('PEXPIRE', KEYS[1], ARGV[2])
+else redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) end
+if tonumber(ARGV[3]) > 0 then redis.call('PEXPIRE', KEYS[2], ARGV[3]) end
 return 1
 """
 # KEYS: lock; ARGV: token -> 1 | 0
@@ -115,13 +135,16 @@ class SessionStore:
         redis: aredis.Redis | aredis.RedisCluster,
         *,
         ttl_seconds: int | None = None,
+        refresh_on_read: bool = True,
         lock_seconds: float = 600.0,
         prefix: str = "sy:session:",
     ) -> None:
         self.redis = redis
         self.ttl_seconds = ttl_seconds
+        self.refresh_on_read = refresh_on_read
         self.lock_seconds = lock_seconds
         self.prefix = prefix
+        self._create = redis.register_script(_CREATE)
         self._hold = redis.register_script(_HOLD)
         self._unhold = redis.register_script(_UNHOLD)
 
@@ -169,20 +192,32 @@ class SessionStore:
             metadata=dict(metadata or {}),
             updated_at=created_at,
         )
-        key = self._key(info.session_id)
-        # HSETNX on the owner field claims the id atomically; the rest follows.
-        if not await self.redis.hsetnx(key, "owner", owner):
-            existing = await self.get(info.session_id)
-            if existing is not None:
-                return existing, False
-        await self.redis.hset(key, mapping=info.as_hash())
-        if self.ttl_seconds:
-            await self.redis.expire(key, self.ttl_seconds)
+        fields: list[Any] = [self._ttl_ms]
+        for name, value in info.as_hash().items():
+            fields += [name, value]
+        reply = await self._create(keys=[self._key(info.session_id)], args=fields)
+        if isinstance(reply, list):
+            pairs = dict(zip(reply[::2], reply[1::2], strict=True))
+            return SessionInfo.from_hash(info.session_id, pairs), False
+        # The owner's index is in another hash slot (cluster): added once the record is ours,
+        # so an index never lists another owner's thread.
         await self.redis.zadd(self._index_key(owner), {info.session_id: _score(created_at)})
         return info, True
 
+    @property
+    def _ttl_ms(self) -> int:
+        return self.ttl_seconds * 1000 if self.ttl_seconds else 0
+
     async def get(self, session_id: str) -> SessionInfo | None:
-        raw = await self.redis.hgetall(self._key(session_id))
+        """The record (its TTL re-armed when reads refresh checkpoints too)."""
+        key = self._key(session_id)
+        if self.ttl_seconds and self.refresh_on_read:
+            pipe = self.redis.pipeline(transaction=False)
+            pipe.hgetall(key)
+            pipe.expire(key, self.ttl_seconds)
+            raw, _ = await pipe.execute()
+        else:
+            raw = await self.redis.hgetall(key)
         if not raw or b"created_at" not in raw and "created_at" not in raw:
             return None
         return SessionInfo.from_hash(session_id, raw)
@@ -236,6 +271,8 @@ class SessionStore:
         await self.redis.hset(
             key, mapping={"status": status, "updated_at": updated_at, "error": error}
         )
+        if self.ttl_seconds:  # the run that ended wrote checkpoints: the record lives as long
+            await self.redis.expire(key, self.ttl_seconds)
 
     async def record_agents(self, info: SessionInfo, agents: list[str]) -> None:
         """Remember the agents a turn used (called under the session's lock)."""
@@ -256,8 +293,14 @@ class SessionStore:
             await self.redis.expire(key, self.ttl_seconds)
 
     async def delete(self, session_id: str) -> None:
+        """Delete the record and the thread's run indexes (same hash slot: one DEL), so an id
+        created again later starts with no runs of the deleted thread."""
         raw = await self.redis.hget(self._key(session_id), "owner")
-        await self.redis.delete(self._key(session_id))
+        await self.redis.delete(
+            self._key(session_id),
+            RunStore.thread_runs_key(session_id),
+            RunStore.thread_active_key(session_id),
+        )
         if raw is not None:
             await self.redis.zrem(self._index_key(_text(raw)), session_id)
 
@@ -285,7 +328,12 @@ class SessionStore:
     async def hold(self, session_id: str, token: str, ttl_seconds: float) -> bool:
         """Take (or keep, extending it) the thread's lock for ``token`` (a run id)."""
         ttl = max(1, int(ttl_seconds * 1000))
-        return bool(await self._hold(keys=[self._lock_key(session_id)], args=[token, ttl]))
+        return bool(
+            await self._hold(
+                keys=[self._lock_key(session_id), self._key(session_id)],
+                args=[token, ttl, self._ttl_ms],
+            )
+        )
 
     async def holds(self, session_id: str, token: str) -> bool:
         """Whether ``token`` (a run id) holds the thread's lock right now."""

@@ -1,7 +1,9 @@
 """Finding what a caller may see: its threads, their runs, the deployment's assistants.
 
 A thread of another API key is answered 404, exactly like a thread that does not exist, so ids
-cannot be probed; a run is found through its thread.
+cannot be probed; a run is found through its thread. A client-chosen id that is not free for
+the caller (another key's thread, or checkpoints that no record of the caller's owns, e.g. left
+by an expired record) is refused with 404 too, never attached to the caller.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ import asyncio
 from typing import Any
 
 from fastapi import HTTPException, status
+from langchain_core.runnables import RunnableConfig
 
 from app.agent_server.ids import AssistantDef, assistants_of, thread_defaults
 from app.agent_server.state import thread_interrupts
@@ -21,6 +24,7 @@ from app.sessions import SessionInfo
 __all__ = [
     "assistant",
     "assistants",
+    "claim_thread",
     "live_status",
     "owned_run",
     "owned_thread",
@@ -73,6 +77,45 @@ async def owned_thread(services: Services, thread_id: str, who: Caller) -> Sessi
             "Create it with POST /threads (or a run with if_not_exists='create').",
         )
     return info
+
+
+def unavailable(thread_id: str) -> HTTPException:
+    """The answer to a client-chosen id the caller cannot have: the same 404 as for a thread
+    that does not exist, whatever the reason (it says neither that nor whose it is)."""
+    return not_found(
+        f"Thread {thread_id!r}",
+        "This thread_id is not available to this API key: choose another one, or omit "
+        "thread_id to get a server-generated one.",
+    )
+
+
+async def claim_thread(
+    services: Services,
+    who: Caller,
+    user_id: str,
+    created_at: str,
+    thread_id: str,
+    metadata: dict[str, Any] | None = None,
+) -> tuple[SessionInfo, bool]:
+    """A client-chosen ``thread_id`` for ``who``: (its record, created now?).
+
+    404 (:func:`unavailable`) when the id is another key's, or when checkpoints exist under it
+    without a record of the caller's: creating the record would hand the caller someone
+    else's conversation (a record that expired or was never made, e.g. by an older version).
+    """
+    existing = await services.sessions.get(thread_id)
+    if existing is None:
+        config: RunnableConfig = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
+        if await services.checkpointer.aget_tuple(config) is not None:
+            raise unavailable(thread_id)
+        existing, created = await services.sessions.create_if_absent(
+            who.owner, user_id, created_at, thread_id=thread_id, metadata=metadata
+        )
+    else:
+        created = False
+    if existing.owner != who.owner:
+        raise unavailable(thread_id)
+    return existing, created
 
 
 async def owned_run(

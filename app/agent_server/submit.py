@@ -21,7 +21,7 @@ from typing import Any
 
 from fastapi import HTTPException, status
 
-from app.agent_server.access import assistant, not_found
+from app.agent_server.access import assistant, claim_thread, not_found
 from app.agent_server.ids import GRAPH_ID, AssistantDef
 from app.agent_server.inputs import (
     check_command,
@@ -216,9 +216,7 @@ async def submit_run(
         existing = await services.sessions.get(thread_id)
         if existing is None and body.if_not_exists == "create":
             await check_thread_quota(services, who.owner)
-            existing, _ = await services.sessions.create_if_absent(
-                who.owner, user, now_iso(), thread_id=thread_id
-            )
+            existing, _ = await claim_thread(services, who, user, now_iso(), thread_id)
         if existing is None or existing.owner != who.owner:
             raise not_found(
                 f"Thread {thread_id!r}",

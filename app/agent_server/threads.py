@@ -17,7 +17,13 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.errors import InvalidUpdateError
 from langgraph.types import StateUpdate
 
-from app.agent_server.access import live_status, not_found, owned_thread, thread_view
+from app.agent_server.access import (
+    claim_thread,
+    live_status,
+    not_found,
+    owned_thread,
+    thread_view,
+)
 from app.agent_server.ids import thread_defaults
 from app.agent_server.inputs import check_nodes, check_state_values, unprocessable
 from app.agent_server.models import (
@@ -89,7 +95,10 @@ async def _require_idle(services: Services, info: SessionInfo) -> None:
 # --- create, read, update, delete, copy -----------------------------------------------------
 @router.post("/threads", response_model=Thread, responses=error_responses(404, 409, 413))
 async def create_thread(body: ThreadCreate, services: ServicesDep, who: CallerDep) -> Response:
-    """Create a thread (``if_exists``: raise → 409, do_nothing → the existing thread)."""
+    """Create a thread (``if_exists``: raise → 409, do_nothing → the existing thread).
+
+    A ``thread_id`` that is not the caller's to take (another key's thread, or checkpoints
+    without the caller's record) is answered 404, as a thread that does not exist is."""
     if body.ttl:
         raise unprocessable(
             "per-thread ttl is not supported: every thread expires after "
@@ -104,16 +113,19 @@ async def create_thread(body: ThreadCreate, services: ServicesDep, who: CallerDe
     if body.thread_id is None or await services.sessions.get(body.thread_id) is None:
         await check_thread_quota(services, who.owner)
     user = who.owner if who.owner != ANONYMOUS else "anonymous"
-    thread_id = body.thread_id or str(uuid.uuid4())
-    info, created = await services.sessions.create_if_absent(
-        who.owner, user, now_iso(), thread_id=thread_id, metadata=body.metadata
-    )
+    if body.thread_id:  # another key's id, or orphaned checkpoints: 404, as for no thread
+        info, created = await claim_thread(
+            services, who, user, now_iso(), body.thread_id, body.metadata
+        )
+    else:
+        info, created = await services.sessions.create_if_absent(
+            who.owner, user, now_iso(), thread_id=str(uuid.uuid4()), metadata=body.metadata
+        )
     if not created:
-        if info.owner != who.owner or body.if_exists == "raise":
-            # another key's thread is a conflict too, without saying whose it is
+        if body.if_exists == "raise":
             raise HTTPException(
                 status.HTTP_409_CONFLICT,
-                f"Thread {thread_id!r} already exists; use another thread_id or "
+                f"Thread {info.session_id!r} already exists; use another thread_id or "
                 "if_exists='do_nothing'.",
             )
         return json_response(await thread_view(services, info))

@@ -31,7 +31,7 @@ from app.errors import (
     error_responses,
 )
 from app.quotas import check_run_quota, check_thread_quota
-from app.runs.store import TERMINAL
+from app.runs.store import TERMINAL, now_iso
 from app.security import Caller, CallerDep
 from app.services import Services, ServicesDep
 from app.sessions import SESSION_ID_PATTERN
@@ -111,6 +111,11 @@ async def submit(body: AnalyzeRequest, services: ServicesDep, who: CallerDep) ->
     await check_thread_quota(services, who.owner)
     await check_run_quota(services, who.owner)
     thread_id = uuid.uuid4().hex
+    # The analysis's checkpoints belong to a thread record like a chat's: without one, the id
+    # would be an ownerless thread whose checkpoints another key could claim.
+    await services.sessions.create(
+        who.owner, who.owner, now_iso(), thread_id=thread_id, metadata={"analysis": True}
+    )
     await services.runs.submit(
         owner=who.owner,
         thread_id=thread_id,

@@ -52,7 +52,7 @@ from tools.coding import (
 )
 from tools.coding.execute import check_code_size, to_frame
 from tools.coding.schemas import IDENTIFIER, MAX_CODE_CHARS
-from tools.sandbox import SandboxUnavailable
+from tools.sandbox import SandboxOwnerBusy, SandboxUnavailable
 
 router = APIRouter(tags=["coding"], route_class=StrictJSONRoute, responses=COMMON_ERRORS)
 
@@ -201,7 +201,9 @@ async def execute(body: ExecuteRequest, services: ServicesDep, who: CallerDep) -
         request = TestCodeInput(
             code=body.code, function_name=body.function_name, test_data=body.test_data
         )
-        return await toolkit.test(request)
+        return await toolkit.test(request, owner=who.owner)
+    except SandboxOwnerBusy as exc:
+        return error_response(status.HTTP_429_TOO_MANY_REQUESTS, f"{exc}.")
     except SandboxUnavailable as exc:
         return _sandbox_refused(exc)
     except ValueError as exc:

@@ -239,7 +239,8 @@ async def list_documents(
     request: Request,
     who: CallerDep,
     limit: Annotated[int, Query(ge=1, le=1000, description="Page size.")] = 100,
-    offset: Annotated[int, Query(ge=0, description="Documents to skip.")] = 0,
+    # bounded: an offset past Postgres's bigint was a 500 (NumericValueOutOfRange)
+    offset: Annotated[int, Query(ge=0, le=1_000_000, description="Documents to skip.")] = 0,
 ) -> dict[str, Any]:
     """The ingested documents, sorted by source then title, one page at a time."""
     store = _store(request)

@@ -340,7 +340,7 @@ def test_another_keys_threads_and_runs_are_not_found(server: ApiProcess) -> None
     assert [t["thread_id"] for t in mine.threads.search(metadata={"owner-test": True})] == [
         thread_id
     ]
-    with pytest.raises(ConflictError):  # the id is taken, whoever owns it
+    with pytest.raises(NotFoundError):  # another key's id: not found, never "taken" (409)
         theirs.threads.create(thread_id=thread_id)
 
 

@@ -50,6 +50,10 @@ READER_DEFAULTS: dict[str, str] = {
     "idle_in_transaction_session_timeout": "60s",
     "search_path": SCHEMA,
 }
+#: The reader's resource limits (ANALYTICS_READER_WORK_MEM, ANALYTICS_READER_TEMP_FILE_LIMIT):
+#: a query's sorts and hashes, and its spill to disk, are bounded per role, so one tenant's
+#: analytics question cannot take the database server's memory or disk.
+READER_LIMITS: dict[str, str] = {"work_mem": "8MB", "temp_file_limit": "256MB"}
 
 
 class SeedError(RuntimeError):
@@ -72,17 +76,24 @@ def ensure_seeded(
     *,
     reader_user: str = "switchyard_analytics_reader",
     reader_password: str | None = None,
+    reader_limits: dict[str, str] | None = None,
     force: bool = False,
 ) -> SeedReport:
     """Make sure schema `analytics` holds this version's dataset and the reader role can read it.
 
     `conninfo` connects as the schema's owner (DATABASE_URL). `force=True` re-seeds even when the
-    marker matches. Blocking: seeding takes a few seconds the first time, milliseconds after.
+    marker matches. `reader_limits` (default `READER_LIMITS`) are set on the reader role with
+    `READER_DEFAULTS`. Blocking: seeding takes a few seconds the first time, milliseconds after.
     """
     started = time.perf_counter()
     with psycopg.connect(conninfo, autocommit=True) as conn:
         _check_reader_name(conn, reader_user)
-        _ensure_role(conn, reader_user, reader_password)
+        _ensure_role(
+            conn,
+            reader_user,
+            reader_password,
+            {**READER_DEFAULTS, **(reader_limits or READER_LIMITS)},
+        )
         if not force and _marker(conn) == DATASET_VERSION and _reader_can_read(conn, reader_user):
             return SeedReport(False, DATASET_VERSION, _counts(conn), _elapsed(started), reader_user)
         # A session-level lock taken in its own (autocommit) statement: the marker check after
@@ -182,7 +193,27 @@ def _check_reader_name(conn: psycopg.Connection, reader_user: str) -> None:
         )
 
 
-def _ensure_role(conn: psycopg.Connection, reader_user: str, password: str | None) -> None:
+def _check_memberships(conn: psycopg.Connection, reader_user: str) -> None:
+    """The reader may belong to no role: NOINHERIT stops inherited rights, but a member can
+    still SET ROLE to a role it belongs to and use every right of that role."""
+    rows = conn.execute(
+        "SELECT g.rolname FROM pg_auth_members m JOIN pg_roles g ON g.oid = m.roleid "
+        "JOIN pg_roles r ON r.oid = m.member WHERE r.rolname = %s ORDER BY 1",
+        [reader_user],
+    ).fetchall()
+    if rows:
+        groups = ", ".join(row[0] for row in rows)
+        raise SeedError(
+            f"role {reader_user!r} is a member of {groups}; analytics SQL must run as a role "
+            f"that belongs to no role (it could SET ROLE to one). REVOKE {groups} FROM "
+            f"{reader_user}, or set ANALYTICS_READER_USER to another name (it is created for "
+            "you)."
+        )
+
+
+def _ensure_role(
+    conn: psycopg.Connection, reader_user: str, password: str | None, settings: dict[str, str]
+) -> None:
     """Create the reader role if missing (tolerating a concurrent creator) and check it."""
     role = sql.Identifier(reader_user)
     row = conn.execute(
@@ -212,7 +243,8 @@ def _ensure_role(conn: psycopg.Connection, reader_user: str, password: str | Non
             "security; analytics SQL must run as a role that can only read. Set "
             "ANALYTICS_READER_USER to another name (it is created for you)."
         )
-    wanted = [f"{name}={value}" for name, value in READER_DEFAULTS.items()]
+    _check_memberships(conn, reader_user)
+    wanted = [f"{name}={value}" for name, value in settings.items()]
     current = conn.execute("SELECT rolconfig FROM pg_roles WHERE rolname = %s", [reader_user])
     config_row = current.fetchone()
     statements = (
@@ -225,18 +257,20 @@ def _ensure_role(conn: psycopg.Connection, reader_user: str, password: str | Non
             sql.SQL("ALTER ROLE {} SET {} = {}").format(
                 role, sql.Identifier(name), sql.Literal(value)
             )
-            for name, value in READER_DEFAULTS.items()
+            for name, value in settings.items()
         ]
     for statement in statements:
         try:
             conn.execute(statement)
-        except psycopg.errors.InsufficientPrivilege:
+        except psycopg.errors.InsufficientPrivilege as exc:
+            # temp_file_limit is a superuser setting: a CREATEROLE owner still sets the rest
             log.warning(
-                "cannot alter role %s (needs CREATEROLE); the executor's per-transaction "
-                "read-only settings still apply",
+                "cannot alter role %s (%s; needs CREATEROLE, and a superuser or GRANT SET ON "
+                "PARAMETER temp_file_limit for temp_file_limit); the executor's "
+                "per-transaction read-only settings still apply",
                 reader_user,
+                exc,
             )
-            return
         except (psycopg.errors.InternalError_, psycopg.errors.UniqueViolation):
             # "tuple concurrently updated", or the role's first setting inserted by two
             # processes at once: another process set the same value

@@ -98,12 +98,15 @@ async def execute_code(
     function_name: str,
     test_data: TestData | None,
     limits: CodeLimits,
+    *,
+    owner: str | None = None,
 ) -> TestCodeOutput:
     """Run `function_name` of `code` in the sandbox on `test_data` (as a DataFrame, passed as
-    the first argument; without data the function is called with no arguments)."""
+    the first argument; without data the function is called with no arguments), counted
+    against `owner`'s share of the sandbox (`SandboxOwnerBusy` when it is used up)."""
     check_code_size(code, limits)
     frame = to_frame(test_data, limits) if test_data is not None else None
-    outcome = await sandbox.arun(code, function_name, frame)
+    outcome = await sandbox.arun(code, function_name, frame, owner=owner)
     return TestCodeOutput(
         success=outcome.success,
         result=outcome.result,

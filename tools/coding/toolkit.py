@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.tools import BaseTool, StructuredTool
+from langgraph.runtime import get_runtime
 from pydantic import BaseModel
 
 from config import Settings
@@ -40,7 +41,7 @@ from tools.coding.schemas import (
     TestCodeOutput,
 )
 from tools.coding.static_check import check_code
-from tools.sandbox import Sandbox, SandboxUnavailable
+from tools.sandbox import Sandbox, SandboxOwnerBusy, SandboxUnavailable
 from tools.sandbox.layout import allowed_import_names
 
 Out = TypeVar("Out", bound=BaseModel)
@@ -55,6 +56,17 @@ DESCRIPTIONS = {
     "analyze_error": "Explain a runtime error of the code (traceback, failing expression, known "
     "pandas pitfalls) and suggest fixes.",
 }
+
+
+def _run_owner() -> str | None:
+    """The owner of the graph run this tool call is part of (its runtime context's `owner`),
+    or None outside a run: the agent's tool calls count against their key's sandbox share."""
+    try:
+        runtime = get_runtime()
+    except RuntimeError:  # not inside a runnable's context
+        return None
+    owner = getattr(getattr(runtime, "context", None), "owner", None)
+    return owner if isinstance(owner, str) and owner else None
 
 
 @dataclass
@@ -127,11 +139,18 @@ class CodingToolkit:
         )
         return await self._measured("check_code", call, lambda out: out.is_valid)
 
-    async def test(self, request: TestCodeInput) -> TestCodeOutput:
+    async def test(self, request: TestCodeInput, *, owner: str | None = None) -> TestCodeOutput:
         """Run the function in the sandbox on the test data. `ValueError` for oversized code or
-        data; `SandboxUnavailable` when execution is refused here."""
+        data; `SandboxUnavailable` when execution is refused here; `SandboxOwnerBusy` when
+        `owner` already uses its share of the sandbox (default: the run's owner, when called
+        inside a graph run)."""
         call = execute_code(
-            self.sandbox, request.code, request.function_name, request.test_data, self.limits
+            self.sandbox,
+            request.code,
+            request.function_name,
+            request.test_data,
+            self.limits,
+            owner=owner or _run_owner(),
         )
         return await self._measured("test_code", call, lambda out: out.success)
 
@@ -164,7 +183,7 @@ class CodingToolkit:
         async def test_tool(**kwargs: Any) -> dict[str, Any]:
             try:
                 output = await self.test(TestCodeInput.model_validate(kwargs))
-            except (ValueError, SandboxUnavailable) as exc:
+            except (ValueError, SandboxUnavailable, SandboxOwnerBusy) as exc:
                 output = TestCodeOutput(
                     success=False, error=str(exc), error_type=type(exc).__name__
                 )

@@ -8,13 +8,14 @@ Public API:
 - `describe(value)`: the JSON-safe description of a value the sandbox hands back.
 """
 
-from tools.sandbox.errors import SandboxUnavailable
+from tools.sandbox.errors import SandboxOwnerBusy, SandboxUnavailable
 from tools.sandbox.executor import Sandbox
 from tools.sandbox.jsonsafe import describe
 from tools.sandbox.limits import SandboxLimits
 from tools.sandbox.outcome import ExecutionOutcome, ExecutionStatus
 
 __all__ = [
+    "SandboxOwnerBusy",
     "ExecutionOutcome",
     "ExecutionStatus",
     "Sandbox",

@@ -8,3 +8,8 @@ class SandboxUnavailable(RuntimeError):
 
     Never caught to fall back to running code outside the sandbox.
     """
+
+
+class SandboxOwnerBusy(RuntimeError):
+    """This owner already has its share of the sandbox's slots in use (SANDBOX_MAX_PER_OWNER):
+    refused at once, so one API key cannot hold every slot while the others wait."""

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from config import Settings
-from tools.sandbox.errors import SandboxUnavailable
+from tools.sandbox.errors import SandboxOwnerBusy, SandboxUnavailable
 from tools.sandbox.layout import Layout, Mode, bwrap_command, current_mode, resolve_layout
 from tools.sandbox.limits import MIB, SandboxLimits
 from tools.sandbox.outcome import ExecutionOutcome, SandboxStats
@@ -41,7 +41,9 @@ class Sandbox:
     """Runs functions of untrusted code in a bubblewrap sandbox; safe to share across threads.
 
     `run` is synchronous (it blocks for at most `timeout_seconds` plus clean-up); `arun` runs it
-    on a worker thread. At most `max_concurrency` executions run at once per `Sandbox`.
+    on a worker thread. At most `max_concurrency` executions run at once per `Sandbox`, and
+    `arun` with an `owner` refuses (`SandboxOwnerBusy`) an owner that already has
+    `max_per_owner` executions running or waiting.
     """
 
     def __init__(self, limits: SandboxLimits | None = None, *, mode: Mode | None = None) -> None:
@@ -54,6 +56,8 @@ class Sandbox:
             asyncio.AbstractEventLoop, asyncio.Semaphore
         ] = weakref.WeakKeyDictionary()
         self._ready_lock = threading.Lock()
+        self._owner_lock = threading.Lock()
+        self._per_owner: dict[str, int] = {}
         self._bwrap: str | None = None
 
     @classmethod
@@ -143,8 +147,37 @@ class Sandbox:
         )
         return outcome
 
-    async def arun(self, code: str, function_name: str, data: Any = None) -> ExecutionOutcome:
-        """`run` on a worker thread; waiting for a free slot does not hold a thread."""
+    async def arun(
+        self, code: str, function_name: str, data: Any = None, *, owner: str | None = None
+    ) -> ExecutionOutcome:
+        """`run` on a worker thread; waiting for a free slot does not hold a thread.
+
+        `owner` (an API key's owner id) counts against its share of the slots: an owner with
+        `max_per_owner` executions already running or waiting is refused at once
+        (`SandboxOwnerBusy`), so the other owners always find a slot free soon."""
+        share = self.limits.max_per_owner
+        if owner is None or share is None:
+            return await self._arun(code, function_name, data)
+        with self._owner_lock:
+            held = self._per_owner.get(owner, 0)
+            if held >= share:
+                raise SandboxOwnerBusy(
+                    f"this API key already has {held} sandboxed execution(s) running or "
+                    f"waiting, its share of the sandbox (SANDBOX_MAX_PER_OWNER={share}); retry "
+                    "when one has finished"
+                )
+            self._per_owner[owner] = held + 1
+        try:
+            return await self._arun(code, function_name, data)
+        finally:
+            with self._owner_lock:
+                left = self._per_owner[owner] - 1
+                if left:
+                    self._per_owner[owner] = left
+                else:
+                    del self._per_owner[owner]
+
+    async def _arun(self, code: str, function_name: str, data: Any) -> ExecutionOutcome:
         loop = asyncio.get_running_loop()
         gate = self._async_gates.get(loop)
         if gate is None:

@@ -26,6 +26,8 @@ class SandboxLimits:
     packages: tuple[str, ...] = ("pandas", "numpy")
     uid: int = 65534
     max_concurrency: int = 2
+    #: Executions one owner (API key) may have running or waiting at once; None: no share.
+    max_per_owner: int | None = None
     head_rows: int = 5
     describe_max_items: int = 50
     describe_max_chars: int = 2000
@@ -47,6 +49,7 @@ class SandboxLimits:
             packages=tuple(settings.sandbox_packages),
             uid=settings.sandbox_uid,
             max_concurrency=settings.sandbox_max_concurrency,
+            max_per_owner=settings.sandbox_max_per_owner,
             head_rows=settings.coding_result_head_rows,
         )
 

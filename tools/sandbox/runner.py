@@ -94,6 +94,7 @@ def _hint(exc: BaseException, limits: dict[str, int]) -> str:
     if isinstance(exc, PermissionError) and exc.errno == 1:
         return " (the sandbox does not allow starting processes or privileged system calls)"
     if isinstance(exc, (ConnectionError, OSError)) and getattr(exc, "errno", None) in (
+        97,  # EAFNOSUPPORT: seccomp refuses every socket family but AF_UNIX
         101,
         111,
         113,

@@ -14,7 +14,10 @@ namespaces and rlimits:
   `process_vm_writev`, `bpf`, `perf_event_open`, `userfaultfd`, `keyctl`, `add_key`,
   `request_key`, `io_uring_setup`, `io_uring_enter`, `io_uring_register`, `kexec_load`,
   `init_module`, `finit_module`, `delete_module`, `personality`, `syslog`, `acct`, `swapon`,
-  `swapoff`, `reboot`, `quotactl`.
+  `swapoff`, `reboot`, `quotactl`;
+- sockets of any family but `AF_UNIX` (EAFNOSUPPORT): the network namespace already has no
+  route out, and this also closes the kernel's other socket families (netlink, packet, ...)
+  to the user's code; `AF_UNIX` stays for the runtime's own use.
 System calls of other architectures (e.g. the x32 / i386 ABIs) kill the process
 (libseccomp's default for foreign architectures).
 """
@@ -23,6 +26,7 @@ from __future__ import annotations
 
 import errno
 import os
+import socket
 import tempfile
 from functools import lru_cache
 
@@ -90,6 +94,9 @@ def compiled_filter() -> bytes:
         rules.add_rule(deny, name)
     rules.add_rule(deny, "clone", seccomp.Arg(0, seccomp.MASKED_EQ, CLONE_THREAD, 0))
     rules.add_rule(seccomp.ERRNO(errno.ENOSYS), "clone3")
+    rules.add_rule(
+        seccomp.ERRNO(errno.EAFNOSUPPORT), "socket", seccomp.Arg(0, seccomp.NE, socket.AF_UNIX)
+    )
     with tempfile.TemporaryFile() as handle:
         rules.export_bpf(handle)
         handle.flush()

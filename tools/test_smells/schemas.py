@@ -120,11 +120,13 @@ class AnalysisConfig(BaseModel):
     verbose_test_max_statements: int = Field(
         default=30,
         ge=1,
+        le=100_000,
         description="verbose-test fires above this many statements in a test body.",
     )
     obscure_setup_max_locals: int = Field(
         default=10,
         ge=1,
+        le=100_000,
         description="obscure-setup fires above this many distinct local variables.",
     )
     lack_of_cohesion_threshold: float = Field(
@@ -136,9 +138,10 @@ class AnalysisConfig(BaseModel):
     lack_of_cohesion_min_tests: int = Field(
         default=2,
         ge=2,
+        le=100_000,
         description="Classes with fewer test methods are not judged for cohesion.",
     )
-    magic_number_allowed: frozenset[float] = Field(
+    magic_number_allowed: frozenset[Annotated[float, Field(ge=-1e15, le=1e15)]] = Field(
         default=_DEFAULT_ALLOWED_NUMBERS, description="Numeric literals that are never magic."
     )
     magic_number_ignored_keywords: tuple[str, ...] = Field(
@@ -225,6 +228,7 @@ class AnalysisConfig(BaseModel):
     max_findings: int | None = Field(
         default=10_000,
         ge=1,
+        le=1_000_000,
         description="Keep at most this many findings, highest severity and confidence first.",
     )
     llm_batch_size: int = Field(
