@@ -45,6 +45,18 @@ def kept_connections(client: Any) -> Connections | None:
     return Connections(client.connection_pool, keep) if keep else None
 
 
+def pack(conn: Connection, args: tuple[Any, ...]) -> bytes:
+    """`args` as one RESP command in one buffer. redis-py cuts a command of more than ~6 kB
+    (a put carrying a few documents) into several buffers, each sent with a `sendall` of its
+    own: one more system call, so one more chance to wait a switch interval for the GIL."""
+    encode = conn.encoder.encode
+    parts = [b"*%d\r\n" % len(args)]
+    for arg in args:
+        data = arg if type(arg) is bytes else encode(arg)
+        parts += (b"$%d\r\n" % len(data), data, b"\r\n")
+    return b"".join(parts)
+
+
 class Connections:
     """Connections taken from `pool`, reused for whole request/reply exchanges."""
 
@@ -58,7 +70,7 @@ class Connections:
     def execute(self, *args: Any) -> Any:
         """Send one command and read its reply, retrying as the connection's `retry` says."""
         conn = self._take()
-        packed = conn.pack_command(*args)
+        packed = [pack(conn, args)]
         whole = False
         try:
 
