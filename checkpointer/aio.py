@@ -24,6 +24,7 @@ from redis.exceptions import NoScriptError
 from checkpointer import maintenance, plans
 from checkpointer.base import TTL, RedisSaverBase
 from checkpointer.combine import WriteCombiner, carried
+from checkpointer.connections import async_kept_connections
 from checkpointer.errors import (
     UNREACHABLE,
     check_client,
@@ -42,11 +43,13 @@ WRITE_DELAY = 0.001
 
 
 class AsyncExecutor:
-    """Runs plans on an asyncio client: each `Batch` is one command or one pipeline."""
+    """Runs plans on an asyncio client: each `Batch` is one command or one pipeline. Script
+    calls alone in their batch (the hot path) go through `AsyncConnections` on a plain client."""
 
     def __init__(self, client: AsyncClient) -> None:
         self.client = client
         self.where = describe_client(client)
+        self._connections = async_kept_connections(client)
 
     async def run(self, plan: Plan[T]) -> T:
         try:
@@ -95,13 +98,12 @@ class AsyncExecutor:
             return await client.execute_command(*op.args)
         if isinstance(op, Scan):
             return [key async for key in client.scan_iter(match=op.match, count=1000)]
+        execute = client.execute_command if self._connections is None else self._connections.execute
         try:
-            return await client.execute_command(*command(op))
+            return await execute(*command(op))
         except NoScriptError:
             # The server lost its script cache (restart, SCRIPT FLUSH): EVAL reloads it.
-            return await client.execute_command(
-                "EVAL", op.script.source, len(op.keys), *op.keys, *op.args
-            )
+            return await execute("EVAL", op.script.source, len(op.keys), *op.keys, *op.args)
 
 
 async def connect(url: str, *, cluster: bool | None = None, **kwargs: Any) -> AsyncClient:
@@ -226,7 +228,8 @@ class AsyncRedisSaver(RedisSaverBase):
     ) -> RunnableConfig:
         """See `RedisSaver.put`. Writes parked for the thread are stored in the same call."""
         ctx = self.context()
-        with carried(self._writes.take(config["configurable"]["thread_id"])) as writes:
+        thread_id = config["configurable"]["thread_id"]
+        with self._writes.putting(thread_id), carried(self._writes.take(thread_id)) as writes:
             return await self._exec.run(
                 plans.put(ctx, config, checkpoint, metadata, new_versions, writes)
             )

@@ -89,9 +89,13 @@ class _ThreadElements:
     lists: dict[ListKey, KnownList] = field(default_factory=dict)
     data: dict[str, LogData] = field(default_factory=dict)
     data_count: int = 0
+    #: Per channel, the last list stored whole because it replaced the channel's previous
+    #: list (see `ElementRegistry.plan`).
+    replaced: dict[ListKey, tuple[Any, ...]] = field(default_factory=dict)
 
     def forget(self) -> None:
         self.locations, self.lists, self.data, self.data_count = {}, {}, {}, 0
+        self.replaced = {}
         self.log, self.next_pos = new_log(), 0
 
 
@@ -118,6 +122,11 @@ class ListPlan:
 def _max_segments(length: int) -> int:
     # Beyond this a list is too fragmented for ranges to pay off; store it whole.
     return 4 + length // 8
+
+
+def _extends(value: list[Any], base: tuple[Any, ...] | None) -> bool:
+    """`value` is `base` (the same objects) followed by more."""
+    return base is not None and len(value) > len(base) and all(map(operator.is_, value, base))
 
 
 class ElementRegistry:
@@ -152,7 +161,13 @@ class ElementRegistry:
         """Match each list's elements against the registry; new ones get fresh positions.
 
         The common case, a list that extends the last one of its channel, is matched in C
-        (identity of the common prefix) and only the new tail element by element."""
+        (identity of the common prefix) and only the new tail element by element.
+
+        A list that shares no element with what the registry knows, in a channel whose previous
+        list it knows, *replaced* that list (a node rewrites a list of documents each step):
+        it is stored whole, one value instead of an element per item (elements pay off only
+        when later versions reuse them). A list that extends the last replacing one is growing
+        again, and goes back to elements."""
         records: list[tuple[bytes, bytes]] = []
         plain: list[tuple[bytes, list[Any]]] = []
         pending: dict[int, Location] = {}
@@ -190,11 +205,22 @@ class ElementRegistry:
                         last[2] += 1
                     else:
                         segments.append([loc[1], loc[2], loc[2] + 1])
-                if len(segments) > _max_segments(len(value)):
+                replaced = (
+                    base is not None
+                    and len(fresh) == len(value)
+                    and not _extends(value, entry.replaced.get(list_key))
+                )
+                if replaced or len(segments) > _max_segments(len(value)):
                     for key in fresh:
                         del pending[key]
+                    # Give the positions back (they were the last taken): a gap in the log
+                    # would stop reads from skipping the elements after it (`LogData.upto`).
+                    entry.next_pos -= len(fresh)
                     plain.append((blob_field, value))
+                    if replaced:
+                        entry.replaced[list_key] = tuple(value)
                     continue
+                entry.replaced.pop(list_key, None)
                 ranges = tuple((log, a, b) for log, a, b in segments)
                 stored.append((list_key, KnownList(tuple(value), ranges)))
                 records.append((blob_field, list_record(ranges)))

@@ -222,7 +222,8 @@ class RedisSaver(RedisSaverBase):
         """Store a checkpoint and the values of `new_versions` (one round trip). Writes parked
         for the thread are stored in the same call."""
         ctx = self.context()
-        with carried(self._writes.take(config["configurable"]["thread_id"])) as writes:
+        thread_id = config["configurable"]["thread_id"]
+        with self._writes.putting(thread_id), carried(self._writes.take(thread_id)) as writes:
             return self._exec.run(
                 plans.put(ctx, config, checkpoint, metadata, new_versions, writes)
             )

@@ -108,6 +108,42 @@ async def test_async_graph_step_costs_one_round_trip(private_redis: RedisServer)
         assert calls == ["EVALSHA"] * (1 + 5)
 
 
+async def wait_until_async(condition: Callable[[], bool], what: str) -> None:
+    deadline = time.monotonic() + 30
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting until {what}")
+        await asyncio.sleep(0.0005)
+
+
+async def test_writes_wait_for_the_put_in_flight(private_redis: RedisServer) -> None:
+    """The writes' delay runs out while the thread's previous put waits for the server (here:
+    paused; on a loaded machine: a slow round trip): they are not sent alone but wait for that
+    put, then ride with the next one (LangGraph calls the step's put once the previous
+    returned)."""
+    async with AsyncRedisSaver.from_conn_string(private_redis.url, write_delay=0.001) as saver:
+        first = await saver.aput(BASE, checkpoint({}, {}), {}, {})
+        admin = aredis.Redis.from_url(private_redis.url)
+        try:
+            await admin.execute_command("CLIENT", "PAUSE", 60_000, "WRITE")
+            put = asyncio.ensure_future(saver.aput(first, checkpoint({}, {}), {}, {}))
+            await wait_until_async(lambda: saver._writes.busy("t"), "the put is in flight")
+            writes = asyncio.ensure_future(saver.aput_writes(first, [("a", 1)], "task"))
+            await wait_until_async(
+                lambda: saver._writes.waiting_for_put("t"), "the writes' delay ran out"
+            )
+            assert saver.parked_writes("t") == 1 and not writes.done()  # not sent alone
+        finally:
+            await admin.execute_command("CLIENT", "UNPAUSE")
+            await admin.aclose()
+        second = await put
+        # The next put carries them (or, if it comes later than the delay, they go alone).
+        await saver.aput(second, checkpoint({}, {}), {}, {})
+        await writes
+        got = await saver.aget_tuple(first)
+        assert got is not None and got.pending_writes == [("task", "a", 1)]
+
+
 def test_writes_of_several_threads_ride_with_one_put(private_redis: RedisServer) -> None:
     """put_writes from two threads then put from a third: one script call, all stored, and
     each put_writes returns once it is."""

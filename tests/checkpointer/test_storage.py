@@ -196,6 +196,49 @@ def test_fragmented_list_is_stored_whole(shared_url: str, key_prefix: str) -> No
     client.close()
 
 
+def test_replaced_list_is_stored_whole(shared_url: str, key_prefix: str) -> None:
+    """A list a node rewrites at every step (documents re-ranked: new objects) shares nothing
+    with its previous version: it is stored as one value, and takes no element positions (a
+    gap would stop reads from skipping the appended messages after it)."""
+    client = redis.Redis.from_url(shared_url)
+    saver = RedisSaver(client, key_prefix=key_prefix)
+    keys = thread_keys(key_prefix, "t")
+    config: RunnableConfig = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
+    messages: list[Any] = []
+    docs: list[Any] = []
+    for step in range(1, 7):
+        messages = [*messages, AIMessage("word " * 50, id=f"m{step}")]
+        docs = [{"id": d, "score": step / (d + 1), "text": "doc " * 250} for d in range(4)]
+        config = saver.put(
+            config,
+            checkpoint(
+                {"messages": messages, "docs": docs}, {"messages": str(step), "docs": str(step)}
+            ),
+            {},
+            {"messages": str(step), "docs": str(step)},
+        )
+    for step in range(2, 7):  # the first version had no previous one to replace
+        blob = client.hget(keys.blobs, b"\x00docs\x00" + str(step).encode())
+        assert isinstance(blob, bytes) and blob.startswith(b"V"), step
+    assert client.hlen(keys.elements) == 6 + 4 + 1  # the messages, the first docs, the token
+    # Growing again from the last replacing list: elements, reusing nothing stored whole.
+    docs = [*docs, {"id": 4, "score": 0.0, "text": "new"}]
+    config = saver.put(
+        config,
+        checkpoint({"messages": messages, "docs": docs}, {"messages": "6", "docs": "7"}),
+        {},
+        {"docs": "7"},
+    )
+    blob = client.hget(keys.blobs, b"\x00docs\x007")
+    assert isinstance(blob, bytes) and blob.startswith(b"L")
+    token, hints = saver.context().elements.hints(keys.thread_id)
+    assert token and [upto for upto, _items in hints.values()] == [6 + 4 + 5]  # no gap
+    got = RedisSaver(client, key_prefix=key_prefix).get_tuple(config)
+    assert got is not None
+    assert got.checkpoint["channel_values"] == {"messages": messages, "docs": docs}
+    client.close()
+
+
 class TaggingSerializer(JsonPlusSerializer):
     """A custom serde: marks its type so the test sees it is the one used."""
 
