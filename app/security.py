@@ -9,7 +9,7 @@ ALLOW_ANONYMOUS=true (`open_door`). A session belongs to the caller that created
 other caller gets 404, the same answer as for a session that does not exist, so ids cannot be
 probed.
 
-The rate limit is a moving window per caller (key hash, or client address without keys), kept in
+The rate limit is a moving window per caller (owner id, or client address without keys), kept in
 Redis by the `limits` library so every API replica shares it. While Redis is unreachable the
 limit still holds, per process: each replica counts its own callers in memory (logged once when
 it switches and once when it switches back), so an outage of Redis neither lets unlimited
