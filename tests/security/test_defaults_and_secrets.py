@@ -230,6 +230,21 @@ async def test_a_webhook_delivery_report_names_no_path_or_query(redis_url: str) 
     assert delivery.url == f"#1 http://127.0.0.1:{closed}/…"
 
 
+def test_a_chat_answer_about_a_failed_webhook_names_its_index_and_host_only(
+    make_settings: Callable[..., Settings],
+) -> None:
+    closed = free_port()
+    url = f"http://127.0.0.1:{closed}/webhook/n8n-path-token-0123?sig=query-token-4567"
+    app_settings = make_settings(
+        personal_webhook_urls=url, personal_webhook_max_attempts=1, api_keys=KEY
+    )
+    with TestClient(create_app(app_settings), headers={"X-API-Key": KEY}) as client:
+        answer = client.post("/chat", json={"message": "send my daily summary", "agent": "task"})
+    assert answer.status_code == 200, answer.text
+    assert f"#1 http://127.0.0.1:{closed}/…" in answer.json()["answer"]
+    assert "n8n-path-token" not in answer.text and "query-token" not in answer.text
+
+
 # --- 5. Failures do not echo raw exception text -------------------------------------------------
 
 
