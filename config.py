@@ -1091,9 +1091,9 @@ class Settings(BaseSettings):
     )
     owner_id_secret: SecretStr | None = Field(
         None,
-        description="Key of the HMAC that turns an API key into its owner id. Unset = a random "
-        "secret kept in Redis (shared by every replica on it) and under DATA_DIR; set it when "
-        "Redis may be emptied, or owner ids change.",
+        description="Key of the HMAC that turns an API key into its owner id (at least 16 "
+        "characters). Unset = a random secret kept in Redis (shared by every replica on it) and "
+        "copied under DATA_DIR; in production set the same value on every replica.",
         json_schema_extra=_group("security"),
     )
 
@@ -1275,7 +1275,10 @@ def _format_error(exc: ValidationError) -> str:
         loc = err.get("loc") or ("?",)
         variable = env_name(str(loc[0]))
         given = err.get("input")
-        shown = "<secret>" if "KEY" in variable else repr(given)
+        secret = any(word in variable for word in ("KEY", "SECRET", "PASSWORD"))
+        shown = (
+            "<secret>" if secret else repr(redact_url(given) if isinstance(given, str) else given)
+        )
         lines.append(f"  {variable}: {err.get('msg')} (got {shown})")
     lines.append("Fix the variable(s) above in the environment or .env, then start again.")
     return "\n".join(lines)

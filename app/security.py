@@ -119,7 +119,7 @@ def auth_keys(settings: Settings) -> list[SecretStr]:
 @dataclass(frozen=True)
 class Caller:
     """Who is calling: the owner id used to scope threads, the rate-limit identity, and whether
-    it holds an operator key (the global /metrics and /health details)."""
+    it holds an operator key (the process-wide /metrics)."""
 
     owner: str
     client: str

@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 
 from app.security import OWNER_SECRET_KEY, owner_of
 from app.storage import StartupError
-from config import Settings, redact_url
+from config import Settings, SettingsError, load_settings, redact_url
 from main import create_app
 from tests.support.processes import REPO, ApiProcess
 from tests.support.servers import free_port
@@ -200,6 +200,12 @@ def test_a_key_value_dsn_with_a_password_never_shows_it(
         assert health.status_code == 200 and config.status_code == 200
         assert "hunter2" not in health.text and "hunter2" not in config.text
         assert "password=***" in config.text
+
+
+def test_an_invalid_secret_setting_is_named_but_not_printed() -> None:
+    with pytest.raises(SettingsError) as refused:
+        load_settings(_env_file=None, owner_id_secret="short-secret-x")
+    assert "OWNER_ID_SECRET" in str(refused.value) and "short-secret-x" not in str(refused.value)
 
 
 # --- 5. Personal webhook URLs are secrets -------------------------------------------------------
