@@ -14,7 +14,7 @@ from datetime import date
 from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Any, Literal
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
 from pydantic.fields import FieldInfo
@@ -1067,8 +1067,9 @@ class Settings(BaseSettings):
     )
     api_keys: Annotated[list[SecretStr], NoDecode] = Field(
         default_factory=list,
-        description="Comma-separated API keys; empty = no authentication. With keys set, each "
-        "session belongs to the key that created it.",
+        description="Comma-separated API keys; empty = no authentication, served on loopback "
+        "only unless ALLOW_ANONYMOUS=true. With keys set, each session belongs to the key that "
+        "created it.",
         json_schema_extra=_group("api"),
     )
     cors_origins: Annotated[list[str], NoDecode] = Field(
@@ -1238,6 +1239,42 @@ class Settings(BaseSettings):
         json_schema_extra=_group("security"),
     )
 
+    # --- Security: defaults and secrets (issue 22: no open door, secrets stay inside) ------
+    allow_anonymous: bool = Field(
+        False,
+        description="Serve without API_KEYS on a non-loopback address (everyone is one "
+        "anonymous owner who may do everything). Off: `serve` refuses to start that way.",
+        json_schema_extra=_group("security"),
+    )
+    operator_api_keys: Annotated[list[SecretStr], NoDecode] = Field(
+        default_factory=list,
+        description="Comma-separated operator keys (accepted like API_KEYS): with one, "
+        "/metrics shows the process-wide counters and every key's; other keys see only their "
+        "own.",
+        json_schema_extra=_group("security"),
+    )
+    owner_id_secret: SecretStr | None = Field(
+        None,
+        description="Key of the HMAC that turns an API key into its owner id (at least 16 "
+        "characters). Unset = a random secret kept in Redis (shared by every replica on it) and "
+        "copied under DATA_DIR; in production set the same value on every replica.",
+        json_schema_extra=_group("security"),
+    )
+
+    @field_validator("owner_id_secret")
+    @classmethod
+    def _long_owner_secret(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and len(value.get_secret_value()) < 16:
+            raise ValueError("must be at least 16 characters (e.g. `openssl rand -hex 32`)")
+        return value
+
+    @field_validator("operator_api_keys", mode="before")
+    @classmethod
+    def _split_operator_keys(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return [part.strip() for part in value.split(",") if part.strip()]
+        return value
+
     @field_validator("api_keys", "cors_origins", "webhook_allowed_hosts", mode="before")
     @classmethod
     def _split_commas(cls, value: Any) -> Any:
@@ -1261,11 +1298,22 @@ class Settings(BaseSettings):
         return value
 
     def redacted(self) -> dict[str, dict[str, Any]]:
-        """Effective settings grouped for display, with every secret and URL password hidden."""
+        """Effective settings grouped for display, with every secret and URL password hidden
+        (and secret URLs shown by index and host only)."""
         out: dict[str, dict[str, Any]] = {}
         for group, name, _field in grouped_fields():
-            out.setdefault(group, {})[name] = _display(getattr(self, name))
+            value = getattr(self, name)
+            if name in SECRET_URL_FIELDS:
+                shown: Any = [url_label(url, index) for index, url in enumerate(value)]
+            else:
+                shown = _display(value)
+            out.setdefault(group, {})[name] = shown
         return out
+
+    def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
+        # repr(settings) (tracebacks, debug logs) shows what /config shows, never a raw DSN
+        for group_values in self.redacted().values():
+            yield from group_values.items()
 
 
 def grouped_fields() -> Iterator[tuple[str, str, FieldInfo]]:
@@ -1275,6 +1323,11 @@ def grouped_fields() -> Iterator[tuple[str, str, FieldInfo]]:
         yield str(extra.get("group", "other")), name, field
 
 
+#: Settings whose URLs are secrets as a whole (a webhook's path or query is its credential, e.g.
+#: an n8n path token): shown as an index and the host only.
+SECRET_URL_FIELDS = frozenset({"personal_webhook_urls"})
+
+
 def _display(value: Any) -> Any:
     if isinstance(value, SecretStr):
         return "**********" if value.get_secret_value() else ""
@@ -1282,24 +1335,53 @@ def _display(value: Any) -> Any:
         return [_display(item) for item in value]
     if isinstance(value, Path):
         return str(value)
-    if isinstance(value, str) and "://" in value:
-        return redact_url(value)
+    if isinstance(value, str):
+        return redact_url(value)  # URLs and key=value DSNs alike; other text is unchanged
     return value
 
 
-def redact_url(url: str) -> str:
-    """`url` with any password in its user-info replaced by `***`, safe to log or return."""
+def url_label(url: str, index: int) -> str:
+    """A secret URL as it may be shown: its index and host, never its user-info, path or query
+    (``#1 https://hooks.example.com/…``)."""
     try:
         parts = urlsplit(url)
+        host = parts.hostname or "?"
+        port = f":{parts.port}" if parts.port else ""
     except ValueError:
-        return "<unparseable url>"
-    if not parts.password:
-        return url
-    user = parts.username or ""
-    host = parts.hostname or ""
-    if parts.port:
-        host = f"{host}:{parts.port}"
-    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
+        return f"#{index + 1} <unparseable url>"
+    host = f"[{host}]" if ":" in host else host
+    return f"#{index + 1} {parts.scheme}://{host}{port}/…"
+
+
+#: Names of URL query parameters and DSN keywords whose value is a secret.
+_SECRET_NAME = r"[\w.~%-]*(?:pass|pwd|secret|token|key|auth|sig|credential)[\w.~%-]*"
+#: `name=value` in a URL's query or fragment; the value ends at the next & ; or #.
+_SECRET_PARAM = re.compile(rf"(?i)(^|[?&;#])({_SECRET_NAME})=([^&;#]*)")
+#: `name = value` in a libpq key=value DSN; the value is 'quoted' (\' and \\ escapes) or a word.
+_SECRET_DSN_PAIR = re.compile(rf"(?i)(^|\s)({_SECRET_NAME})(\s*=\s*)('(?:[^'\\]|\\.)*'?|\S*)")
+
+
+def redact_url(url: str) -> str:
+    """`url` with every password hidden (`***`), safe to log or return: in a URL's user-info
+    (``scheme://user:pw@host``), in its query or fragment (``?password=pw``, ``&sslpassword=``,
+    ``?token=``), and in a libpq key=value DSN (``host=h password=pw`` or ``password='p w'``).
+    A text that is none of these comes back unchanged."""
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        if "=" not in url:
+            return url
+        return _SECRET_DSN_PAIR.sub(lambda m: f"{m[1]}{m[2]}{m[3]}***", url)
+    # The authority ends at the first / ? or #; its user-info at its LAST @ (as libpq and
+    # urllib read it), so an unencoded @ in a password cannot push the rest into the host.
+    end = min((i for i in (rest.find(c) for c in "/?#") if i >= 0), default=len(rest))
+    authority, tail = rest[:end], rest[end:]
+    userinfo, at, hosts = authority.rpartition("@")
+    if at and ":" in userinfo:
+        user = userinfo.split(":", 1)[0]
+        authority = f"{user}:***@{hosts}"
+    if tail:
+        tail = _SECRET_PARAM.sub(lambda m: f"{m[1]}{m[2]}=***", tail)
+    return f"{scheme}{sep}{authority}{tail}"
 
 
 def settings_table() -> str:
@@ -1357,7 +1439,10 @@ def _format_error(exc: ValidationError) -> str:
         loc = err.get("loc") or ("?",)
         variable = env_name(str(loc[0]))
         given = err.get("input")
-        shown = "<secret>" if "KEY" in variable else repr(given)
+        secret = any(word in variable for word in ("KEY", "SECRET", "PASSWORD"))
+        shown = (
+            "<secret>" if secret else repr(redact_url(given) if isinstance(given, str) else given)
+        )
         lines.append(f"  {variable}: {err.get('msg')} (got {shown})")
     lines.append("Fix the variable(s) above in the environment or .env, then start again.")
     return "\n".join(lines)

@@ -35,9 +35,16 @@ def _serve(settings: Settings, host: str | None, port: int | None) -> int:
 
     import uvicorn
 
+    from app.security import open_door
     from app.storage import StartupError, preflight
     from tools.providers.chat_models import LLMConfigError, detect_provider
 
+    host = host or settings.host
+    settings = settings.model_copy(update={"host": host})  # the app checks the real bind too
+    refusal = open_door(settings, host)
+    if refusal is not None:  # before anything starts: one line, naming the settings
+        print(f"Switchyard cannot start: {refusal}", file=sys.stderr)
+        return 2
     try:
         asyncio.run(preflight(settings))
         if settings.llm_provider in ("openai", "ollama"):
@@ -48,7 +55,7 @@ def _serve(settings: Settings, host: str | None, port: int | None) -> int:
 
     uvicorn.run(
         create_app(settings),
-        host=host or settings.host,
+        host=host,
         port=port or settings.port,
         log_level=settings.log_level.lower(),
     )

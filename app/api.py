@@ -24,6 +24,7 @@ from app.errors import (
     unexpected_error,
     validation_error,
 )
+from app.owner_metrics import OwnerMetrics, OwnerMetricsMiddleware
 from app.routers.analyses import router as analyses_router
 from app.routers.analytics import router as analytics_router
 from app.routers.chat import chat_router, sessions_router
@@ -31,7 +32,9 @@ from app.routers.coding import router as coding_router
 from app.routers.documents import router as documents_router
 from app.routers.ops import router as ops_router
 from app.routers.personal import router as personal_router
+from app.security import auth_keys, open_door, owner_secret
 from app.services import Services
+from app.storage import StartupError
 from config import Settings, get_settings
 from graph.registry import AgentRegistry
 from graph.workflow import build_registry
@@ -50,7 +53,19 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        # HOST is where `serve` binds; an app started by another launcher on a public address
+        # is refused per request instead (`app.security.identify`).
+        refusal = open_door(settings, settings.host)
+        if refusal is not None:
+            raise StartupError(refusal)
+        if settings.allow_anonymous and not auth_keys(settings):
+            log.warning("ALLOW_ANONYMOUS=true: every caller is one owner who may do everything")
         services = await Services.start(settings, registry=registry)
+        try:
+            app.state.owner_secret = await owner_secret(settings, services.stores.redis)
+        except BaseException:
+            await services.stop()
+            raise
         app.state.services = services
         app.state.rate_limiter = services.rate_limiter
         log.info(
@@ -85,6 +100,8 @@ def create_app(
         app.add_exception_handler(outage, unavailable_error)
     app.add_exception_handler(Exception, unexpected_error)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_request_bytes)
+    app.state.owner_metrics = OwnerMetrics()
+    app.add_middleware(OwnerMetricsMiddleware, metrics=app.state.owner_metrics)
     if settings.cors_origins:
         app.add_middleware(
             CORSMiddleware,

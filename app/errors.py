@@ -121,6 +121,9 @@ class DependencyUnavailable(Exception):
     def __init__(self, dependency: str, cause: BaseException | str) -> None:
         self.dependency = dependency
         self.cause = cause if isinstance(cause, str) else f"{type(cause).__name__}: {cause}"
+        # what callers see: a message we wrote, or only the class of an exception (its text
+        # names internal hosts and sockets; the log has it)
+        self.shown_cause = cause if isinstance(cause, str) else type(cause).__name__
         super().__init__(f"{dependency} unavailable ({self.cause})")
 
 
@@ -147,7 +150,7 @@ async def unavailable_error(request: Request, exc: Exception) -> JSONResponse:
     """503 naming the dependency: one log line, no traceback (an outage is not a bug)."""
     dependency = dependency_of(exc) or "a dependency"
     cause = (
-        exc.cause
+        exc.shown_cause
         if isinstance(exc, DependencyUnavailable)
         else str(exc)
         if isinstance(exc, KnowledgeEngineError)

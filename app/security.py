@@ -1,11 +1,15 @@
 """API keys, thread ownership and the per-client rate limit.
 
 With API_KEYS set, every request must carry one (`X-API-Key: ...` or `Authorization: Bearer
-...`), and the caller is identified by a hash of its key (the key itself is never stored or
-logged). A session belongs to the caller that created it; any other caller gets 404, the same
-answer as for a session that does not exist, so ids cannot be probed.
+...`), and the caller is identified by an HMAC of its key with the server's owner-id secret
+(OWNER_ID_SECRET, else a random one shared through Redis): the key itself is never stored or
+logged, and an owner id shown to another key (document sources) cannot be used to guess a weak
+key offline. Without API_KEYS the server serves one anonymous owner, and only on loopback unless
+ALLOW_ANONYMOUS=true (`open_door`). A session belongs to the caller that created it; any
+other caller gets 404, the same answer as for a session that does not exist, so ids cannot be
+probed.
 
-The rate limit is a moving window per caller (key hash, or client address without keys), kept in
+The rate limit is a moving window per caller (owner id, or client address without keys), kept in
 Redis by the `limits` library so every API replica shares it. While Redis is unreachable the
 limit still holds, per process: each replica counts its own callers in memory (logged once when
 it switches and once when it switches back), so an outage of Redis neither lets unlimited
@@ -16,9 +20,13 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import ipaddress
 import logging
+import os
+import secrets
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Annotated
 
 import redis.asyncio as aredis
@@ -27,8 +35,10 @@ from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBea
 from limits import RateLimitItemPerMinute
 from limits.aio.storage import MemoryStorage, RedisClusterStorage, RedisStorage, Storage
 from limits.aio.strategies import MovingWindowRateLimiter
+from pydantic import SecretStr
 from redis.exceptions import RedisError
 
+from app.owner_metrics import OWNER_SCOPE_KEY
 from config import Settings
 
 log = logging.getLogger(__name__)
@@ -39,24 +49,129 @@ _header = APIKeyHeader(name="X-API-Key", auto_error=False)
 _bearer = HTTPBearer(auto_error=False)
 
 
-def owner_of(key: str) -> str:
-    """A stable, non-reversible owner id for an API key."""
-    return "key-" + hashlib.sha256(key.encode()).hexdigest()[:24]
+#: Where the generated owner-id secret is shared between replicas (SET NX: the first one wins).
+OWNER_SECRET_KEY = "sy:owner-id-secret"
+#: The generated owner-id secret's copy under DATA_DIR (seeds Redis again after it was emptied).
+OWNER_SECRET_FILE = "owner-id-secret"
+
+
+def owner_of(key: str, secret: bytes) -> str:
+    """A stable owner id for an API key: an HMAC with the server's secret, so it can be shown
+    (document sources) without letting anyone test guesses of the key offline."""
+    return "key-" + hmac.new(secret, key.encode(), hashlib.sha256).hexdigest()[:24]
+
+
+async def owner_secret(settings: Settings, redis: aredis.Redis | aredis.RedisCluster) -> bytes:
+    """The HMAC key of owner ids: OWNER_ID_SECRET, else one random secret every replica on this
+    Redis agrees on (SET NX), also kept under DATA_DIR so that it survives an emptied Redis."""
+    if settings.owner_id_secret is not None:
+        return settings.owner_id_secret.get_secret_value().encode()
+    path = Path(settings.data_dir) / OWNER_SECRET_FILE
+    try:
+        kept = path.read_text().strip() or None
+    except FileNotFoundError:
+        kept = None
+    await redis.set(OWNER_SECRET_KEY, kept or secrets.token_hex(32), nx=True)
+    stored = await redis.get(OWNER_SECRET_KEY)
+    shared = stored.decode() if isinstance(stored, bytes) else str(stored)
+    if shared != kept:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # 0600 from the start: the secret is never readable by other users, even briefly
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as out:
+            out.write(shared + "\n")
+        if kept is not None:
+            log.warning(
+                "owner ids: the owner-id secret in Redis differs from %s; using Redis's (set "
+                "OWNER_ID_SECRET to keep owner ids stable whatever happens to Redis)",
+                path,
+            )
+    return shared.encode()
+
+
+def is_loopback(host: str) -> bool:
+    """Whether binding `host` serves this machine only (a name other than localhost counts
+    as public: it may resolve to any address)."""
+    if host.strip().lower() in ("localhost", "localhost."):
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def open_door(settings: Settings, host: str) -> str | None:
+    """Why serving on `host` with these settings would be an open door (None: it is not)."""
+    if auth_keys(settings) or settings.allow_anonymous or is_loopback(host):
+        return None
+    return (
+        f"Refusing to serve on {host} without API_KEYS: anyone who reaches it could read every "
+        "thread and run code. Set API_KEYS=<key>[,<key>...], bind HOST=127.0.0.1, or opt in "
+        "with ALLOW_ANONYMOUS=true."
+    )
+
+
+def auth_keys(settings: Settings) -> list[SecretStr]:
+    """Every accepted key: API_KEYS and OPERATOR_API_KEYS (an operator key is a key too)."""
+    return [*settings.api_keys, *settings.operator_api_keys]
 
 
 @dataclass(frozen=True)
 class Caller:
-    """Who is calling: the owner id used to scope threads, and the rate-limit identity."""
+    """Who is calling: the owner id used to scope threads, the rate-limit identity, and whether
+    it holds an operator key (the process-wide /metrics)."""
 
     owner: str
     client: str
+    operator: bool = False
+
+
+def _matches(candidate: str, keys: list[SecretStr]) -> bool:
+    return any(
+        hmac.compare_digest(candidate.encode(), key.get_secret_value().encode()) for key in keys
+    )
 
 
 def _valid_key(settings: Settings, candidate: str) -> bool:
-    return any(
-        hmac.compare_digest(candidate.encode(), key.get_secret_value().encode())
-        for key in settings.api_keys
-    )
+    return _matches(candidate, auth_keys(settings))
+
+
+def _presented(header_key: str | None, bearer: HTTPAuthorizationCredentials | None) -> str | None:
+    return header_key or (bearer.credentials if bearer else None)
+
+
+def _secret(request: Request) -> bytes:
+    secret: bytes | None = getattr(request.app.state, "owner_secret", None)
+    if secret is None:  # set by the lifespan before any request is served
+        raise RuntimeError("the owner-id secret is not loaded (the app's lifespan did not run)")
+    return secret
+
+
+def _served_publicly(request: Request) -> bool:
+    """Whether this request reached the server on a non-loopback address (the socket's own
+    address: known here even when the app was started by another launcher than `serve`)."""
+    server = request.scope.get("server")
+    if not server:
+        return False  # a unix socket: local
+    try:
+        return not ipaddress.ip_address(str(server[0])).is_loopback
+    except ValueError:
+        return False  # not a socket address (an in-process test client)
+
+
+def identify(request: Request, key: str | None) -> Caller | None:
+    """The caller a request's key names (None: no valid key). Without any configured key,
+    everyone is the anonymous owner, on loopback only unless ALLOW_ANONYMOUS=true."""
+    settings: Settings = request.app.state.settings
+    if not auth_keys(settings):
+        if _served_publicly(request) and not settings.allow_anonymous:
+            return None
+        address = request.client.host if request.client else "unknown"
+        return Caller(owner=ANONYMOUS, client=f"ip-{address}", operator=True)
+    if not key or not _valid_key(settings, key):
+        return None
+    owner = owner_of(key, _secret(request))
+    return Caller(owner=owner, client=owner, operator=_matches(key, settings.operator_api_keys))
 
 
 async def caller(
@@ -65,27 +180,42 @@ async def caller(
     bearer: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
 ) -> Caller:
     """Authenticate (when API_KEYS is set) and rate-limit the request."""
-    settings: Settings = request.app.state.settings
-    address = request.client.host if request.client else "unknown"
-    if settings.api_keys:
-        key = header_key or (bearer.credentials if bearer else None)
-        if not key or not _valid_key(settings, key):
+    who = identify(request, _presented(header_key, bearer))
+    if who is None:
+        settings: Settings = request.app.state.settings
+        if not auth_keys(settings):
+            # started on a public address by another launcher than `serve` (which refuses to)
             raise HTTPException(
-                status.HTTP_401_UNAUTHORIZED,
-                "Missing or unknown API key: send it as 'X-API-Key: <key>' or "
-                "'Authorization: Bearer <key>'.",
-                headers={"WWW-Authenticate": "Bearer"},
+                status.HTTP_403_FORBIDDEN,
+                "This server has no API_KEYS and is reachable beyond loopback: set API_KEYS "
+                "(or ALLOW_ANONYMOUS=true to serve everyone as one anonymous owner).",
             )
-        who = Caller(owner=owner_of(key), client=owner_of(key))
-    else:
-        who = Caller(owner=ANONYMOUS, client=f"ip-{address}")
+        raise HTTPException(
+            status.HTTP_401_UNAUTHORIZED,
+            "Missing or unknown API key: send it as 'X-API-Key: <key>' or "
+            "'Authorization: Bearer <key>'.",
+            headers={"WWW-Authenticate": "Bearer"},
+        )
+    request.scope[OWNER_SCOPE_KEY] = who.owner  # counted for this owner (`app.owner_metrics`)
     limiter: RateLimiter | None = getattr(request.app.state, "rate_limiter", None)
     if limiter is not None:
         await limiter.check(who.client)
     return who
 
 
+async def optional_caller(
+    request: Request,
+    header_key: Annotated[str | None, Depends(_header)],
+    bearer: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+) -> Caller | None:
+    """The caller if the request carries a valid key (or needs none), else None: for routes
+    open to everyone that show more to a known caller (`/health`). Not rate-limited, like the
+    load balancers' probes it serves."""
+    return identify(request, _presented(header_key, bearer))
+
+
 CallerDep = Annotated[Caller, Depends(caller)]
+OptionalCallerDep = Annotated[Caller | None, Depends(optional_caller)]
 
 
 class RateLimiter:

@@ -369,6 +369,6 @@ async def open_stores(settings: Settings) -> Stores:
         "storage: redis %s, postgres %s, qdrant %s",
         redact_url(redis_url),
         redact_url(database_url),
-        settings.qdrant_url or "not used",
+        redact_url(settings.qdrant_url) if settings.qdrant_url else "not used",
     )
     return Stores(settings, aclient, sclient, redis_url, pool, database_url, qdrant, embedded)

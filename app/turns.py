@@ -252,11 +252,13 @@ def _log_failure(exc: BaseException, request: TurnRequest) -> None:
 
 
 def describe_failure(exc: BaseException, what: str = "turn") -> str:
-    """A message for a failed turn (or run) that names the failing dependency, no internals."""
+    """A message for a failed turn (or run): the class of failure and what to do, never the
+    exception's text (it may quote internal hosts, paths, SQL or a sandbox's stderr; the log
+    has it, with the traceback)."""
     name = type(exc).__name__
     packages = {cls.__module__.split(".")[0] for cls in type(exc).__mro__}
     if packages & {"openai", "langchain_openai", "httpx", "ollama", "langchain_ollama"}:
-        return f"The language model provider failed ({name}: {exc}); try again later."
+        return f"The language model provider failed ({name}); try again later."
     dependency = dependency_of(exc)
     if dependency:
         return (
@@ -265,4 +267,7 @@ def describe_failure(exc: BaseException, what: str = "turn") -> str:
         )
     if what == "turn":
         return f"The turn failed ({name}); the session keeps its last completed turn."
-    return f"The {what} failed ({name}: {exc})."
+    return (
+        f"The {what} failed ({name}). Try again; if it fails again, the server log has the "
+        f"cause: give its operator the {what}'s id."
+    )

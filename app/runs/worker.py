@@ -338,7 +338,6 @@ class RunWorker:
                     "error": message,
                     "error_kind": "timeout" if timed_out else type(exc).__name__,
                 },
-                detail=str(exc),
             )
         else:
             await self._close(entry_id, run_id, record, spec, "done", fields)
@@ -446,8 +445,6 @@ class RunWorker:
         spec: RunSpec,
         status: str,
         fields: dict[str, str],
-        *,
-        detail: str | None = None,
     ) -> None:
         agent = spec.kind == "agent"
         thread_status = fields.pop("thread_status", "")
@@ -465,7 +462,9 @@ class RunWorker:
             if status == "done" and not agent:
                 event["result"] = json.loads(fields["result"])
             if status == "failed":
-                event.update(error=fields.get("error", ""), detail=detail or "")
+                # the error says the class of failure and what to do; the exception's own
+                # text stays in the log (it may name internal hosts or quote sandbox stderr)
+                event["error"] = fields.get("error", "")
                 if agent:
                     event["error_kind"] = fields.get("error_kind", "")
             if rollback:  # the run and its events go with the rollback: tell followers first

@@ -31,9 +31,11 @@ from tests.support.stub_openai import StubOpenAI, last_user_text
 
 KEY = "test-key-1"
 OTHER_KEY = "test-key-2"
+#: The apps' owner-id secret, so the tests can compute each key's owner id.
+OWNER_SECRET = "knowledge-tests-owner-secret"
 REPO = Path(__file__).resolve().parents[2]
 #: Where KEY's uploads live in the shared collection.
-SOURCE = f"upload:{owner_of(KEY)}/"
+SOURCE = f"upload:{owner_of(KEY, OWNER_SECRET.encode())}/"
 Files = list[tuple[str, tuple[str, bytes, str]]]
 
 
@@ -58,6 +60,7 @@ def app_settings(tmp_path: Path, redis_url: str, knowledge_db: str) -> Callable[
             "chunk_overlap": 80,
             "reflection_min_relevant_docs": 1,
             "api_keys": [KEY],
+            "owner_id_secret": OWNER_SECRET,
             **overrides,
         }
         return Settings(_env_file=None, **values)
@@ -175,7 +178,10 @@ def test_every_key_reads_the_collection_and_changes_only_its_own_uploads(
         assert deleted.status_code == 204
         left = client.get("/documents", headers=other).json()["documents"]
         assert sorted(d["source"] for d in left) == sorted(
-            [f"upload:{owner_of(OTHER_KEY)}/cats.rst", str(handbook.resolve())]
+            [
+                f"upload:{owner_of(OTHER_KEY, OWNER_SECRET.encode())}/cats.rst",
+                str(handbook.resolve()),
+            ]
         )
 
 

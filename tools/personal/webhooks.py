@@ -43,7 +43,7 @@ from tenacity import (
     wait_random,
 )
 
-from config import redact_url
+from config import url_label
 from tools.webhooks import Resolver, WebhookGuard, WebhookRejected, post_capped
 
 if TYPE_CHECKING:
@@ -72,7 +72,9 @@ class WebhookEvent(BaseModel):
 
 
 class Delivery(BaseModel):
-    """What happened to an event at one URL (the URL with any password hidden)."""
+    """What happened to an event at one URL. `url` is its label (index and host): the whole
+    URL is a secret (a path token is the receiver's credential) and deliveries reach chat
+    answers."""
 
     url: str
     delivered: bool
@@ -177,7 +179,12 @@ class WebhookSender:
             return []
         body = self.encode(event)
         return list(
-            await asyncio.gather(*(self._deliver(url, event, body) for url in self.config.urls))
+            await asyncio.gather(
+                *(
+                    self._deliver(url, url_label(url, index), event, body)
+                    for index, url in enumerate(self.config.urls)
+                )
+            )
         )
 
     async def _post(self, url: str, event: WebhookEvent, body: bytes) -> int:
@@ -212,8 +219,7 @@ class WebhookSender:
             raise _Retryable(message, status)
         raise _Final(message, status)
 
-    async def _deliver(self, url: str, event: WebhookEvent, body: bytes) -> Delivery:
-        shown = redact_url(url)
+    async def _deliver(self, url: str, shown: str, event: WebhookEvent, body: bytes) -> Delivery:
         attempts = 0
         retrying = AsyncRetrying(
             stop=stop_after_attempt(self.config.max_attempts),
@@ -236,7 +242,8 @@ class WebhookSender:
                 delivered=False,
                 attempts=attempts,
                 status_code=getattr(cause, "status", None),
-                error=str(cause),
+                # an HTTP library's message may quote the URL; the label stands in for it
+                error=str(cause).replace(url, shown),
             )
         failure.dead_lettered = await self._dead_letter(url, event, failure)
         return failure
