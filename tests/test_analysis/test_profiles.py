@@ -424,7 +424,19 @@ def test_conditional_logic_fix_matches_the_test_style() -> None:
             for value, expected in [(1, 2), (2, 4)]:
                 assert double(value) == expected
     """
-    assert lines_of(pytest_loop, "conditional-logic", config=DEFAULT) == []
+    # issue 28: a test that is only a loop over an inline table is a table of cases, which
+    # maintainers turn into parametrize cases; default reports it too (it did not before)
+    assert lines_of(pytest_loop, "conditional-logic", config=DEFAULT) == [2]
+    tail_loop = """
+        def test_double_scenario():
+            calc = Calculator()
+            calc.load("doubling")
+            assert calc.ready
+            for value, expected in [(1, 2), (2, 4)]:
+                assert calc.double(value) == expected
+    """
+    # a short loop at the end of a larger scenario stays a detail of that scenario
+    assert lines_of(tail_loop, "conditional-logic", config=DEFAULT) == []
     (strict,) = enhance([f for f in run_rules(pytest_loop) if f.smell == "conditional-logic"])
     assert strict.example.startswith("@pytest.mark.parametrize('value, expected'")
     dependent = """

@@ -106,6 +106,8 @@ class Emitter:
     syntax: ParsedTree
     rc: RuleConfig
     findings: list[Finding] = field(default_factory=list)
+    #: Share of the file's tests that print (computed on first use by redundant-print).
+    print_share: float | None = None
 
     def on(self, smell_id: str) -> bool:
         """Whether ``smell_id`` is enabled (rules skip work for ignored smells)."""

@@ -1,0 +1,199 @@
+"""Issue 28: the default profile tells the intended case from the smell inside each rule.
+
+One class per section: the smell a maintainer fixes (reported by default) beside the intended
+code it resembles (left out by default). Snippets are written for the class, in the shape of
+real suites, not copied from the suites the misses were seen in.
+"""
+
+from __future__ import annotations
+
+from tests.test_analysis.support import DEFAULT, STRICT, lines_of
+
+# --------------------------------------------------------------------------- redundant print
+
+LEFTOVER_PRINT = """
+    def test_login_sets_cookie(client):
+        resp = client.post("/login", data={"user": "ann"})
+        print(resp.headers)
+        assert resp.status_code == 302
+        assert "session" in resp.cookies
+
+
+    def test_logout(client):
+        assert client.post("/logout").status_code == 302
+
+
+    def test_profile(client):
+        assert client.get("/me").json()["user"] == "ann"
+"""
+
+
+def test_a_leftover_print_in_an_asserting_test_is_reported() -> None:
+    assert lines_of(LEFTOVER_PRINT, "redundant-print", config=DEFAULT) == [3]
+
+
+def _printing_suite(n: int) -> str:
+    return "\n\n".join(
+        f"def test_grammar_{i}():\n"
+        f"    tree = parse('rule_{i}')\n"
+        "    print(tree.dump())\n"
+        f"    assert tree.name == 'rule_{i}'\n"
+        for i in range(n)
+    )
+
+
+def test_prints_in_every_test_are_the_files_convention() -> None:
+    # a suite that prints diagnostics in every test by design: not leftovers
+    assert lines_of(_printing_suite(6), "redundant-print", config=DEFAULT) == []
+    assert len(lines_of(_printing_suite(6), "redundant-print", config=STRICT)) == 6
+
+
+def test_a_diagnostic_print_before_failing_or_into_a_buffer_is_not_reported() -> None:
+    source = """
+        import io
+
+        def test_build(run):
+            out = run("make")
+            if out.stderr:
+                print(out.stderr)
+            assert out.code == 0
+
+        def test_render():
+            buf = io.StringIO()
+            print("header", file=buf)
+            assert render(buf) == "header"
+    """
+    assert lines_of(source, "redundant-print", config=DEFAULT) == []
+
+
+# --------------------------------------------------------------------------- loops over cases
+
+
+def test_a_test_that_is_a_loop_over_an_inline_table_is_reported() -> None:
+    source = """
+        def test_slugify():
+            cases = {
+                "Hello World": "hello-world",
+                "  trim ": "trim",
+                "a_b": "a-b",
+            }
+            for text, slug in cases.items():
+                assert slugify(text) == slug
+    """
+    assert lines_of(source, "conditional-logic", config=DEFAULT) == [7]
+
+
+def test_a_loop_over_a_module_table_or_inside_a_scenario_is_not_reported() -> None:
+    source = """
+        LOCALES = ["en", "fr", "de"]
+
+        def test_every_locale_loads():
+            for locale in LOCALES:
+                assert load(locale).name == locale
+
+        def test_import_then_check(db):
+            db.import_file("users.csv")
+            db.commit()
+            db.reindex()
+            for name in ("ann", "bob"):
+                assert db.find(name)
+    """
+    assert lines_of(source, "conditional-logic", config=DEFAULT) == []
+
+
+# --------------------------------------------------------------------------- placeholder skips
+
+
+def test_a_skipped_test_with_no_code_is_reported_despite_its_reason() -> None:
+    source = """
+        import pytest
+
+        @pytest.mark.skip(reason="to do")
+        def test_upload_resumes():
+            '''Uploads resume after a dropped connection.'''
+
+        def test_download_resumes():
+            '''Downloads resume after a dropped connection.'''
+            pytest.skip("not written yet")
+    """
+    assert lines_of(source, "ignored-test", config=DEFAULT) == [3, 9]
+
+
+def test_a_skip_with_a_reason_on_a_real_test_is_a_decision() -> None:
+    source = """
+        import pytest
+
+        @pytest.mark.skip(reason="flaky on CI, issue 12")
+        def test_upload_resumes(server):
+            '''Uploads resume after a dropped connection.'''
+            server.drop_after(3)
+            assert upload(server, b"x" * 10).complete
+    """
+    assert lines_of(source, "ignored-test", config=DEFAULT) == []
+    assert lines_of(source, "ignored-test", config=STRICT) == [3]
+
+
+# --------------------------------------------------------------------------- exception handling
+
+
+def test_try_expecting_an_exception_is_reported_even_when_the_handler_checks_it() -> None:
+    source = """
+        import pytest
+
+        def test_too_many_hops(client):
+            try:
+                client.follow(hops=99)
+            except LoopError as err:
+                limit = client.max_hops
+                assert err.hops == limit
+            else:
+                pytest.fail("expected LoopError")
+
+        def test_bad_template(self_loader):
+            try:
+                self_loader.render("broken.html")
+                pytest.fail("did not raise")
+            except ZeroDivisionError as err:
+                trace = format_trace(err)
+                assert "broken.html" in trace
+    """
+    assert lines_of(source, "exception-handling", config=DEFAULT) == [4, 13]
+
+
+def test_try_that_only_reraises_or_fails_without_a_message_is_reported() -> None:
+    source = """
+        import pytest
+
+        def test_save(store):
+            try:
+                store.save({"a": 1})
+            except OSError:
+                raise
+
+        def test_load(store):
+            try:
+                store.load("a")
+            except KeyError as err:
+                pytest.fail(err)
+    """
+    assert lines_of(source, "exception-handling", config=DEFAULT) == [4, 10]
+
+
+def test_a_handler_doing_real_work_or_a_chosen_message_is_not_reported() -> None:
+    source = """
+        import pytest
+
+        def test_cleanup_on_error(pool):
+            try:
+                pool.run(job)
+            except JobError:
+                pool.reset()
+            assert pool.idle
+
+        def test_hashable(rdelta):
+            try:
+                hash(rdelta)
+            except TypeError:
+                pytest.fail("relativedelta must be hashable")
+    """
+    assert lines_of(source, "exception-handling", config=DEFAULT) == []
