@@ -197,3 +197,42 @@ def test_a_handler_doing_real_work_or_a_chosen_message_is_not_reported() -> None
                 pytest.fail("relativedelta must be hashable")
     """
     assert lines_of(source, "exception-handling", config=DEFAULT) == []
+
+
+# --------------------------------------------------------------------------- magic numbers
+
+
+def test_an_unexplained_number_in_an_assertion_is_reported_by_default() -> None:
+    source = """
+        def test_checksum():
+            data = load_fixture_bytes()
+            assert checksum(data) == 52817
+    """
+    assert lines_of(source, "magic-number", config=DEFAULT) == [3]
+
+
+def test_a_number_the_test_wrote_down_or_a_status_is_not_magic() -> None:
+    source = """
+        def test_resize(client):
+            img = Image(width=1536)
+            assert img.width == 1536
+            assert client.get("/gone").status_code == 410
+    """
+    assert lines_of(source, "magic-number", config=DEFAULT) == []
+
+
+# --------------------------------------------------------------------------- verbose tests
+
+
+def _long_test(n: int) -> str:
+    steps = "\n".join(f"    step_{i} = run('phase {i}')" for i in range(n))
+    return f"def test_workflow():\n{steps}\n    assert step_0\n"
+
+
+def test_a_test_twice_the_limit_long_is_verbose_by_default() -> None:
+    assert lines_of(_long_test(64), "verbose-test", config=DEFAULT) == [1]
+
+
+def test_a_test_just_over_the_limit_is_verbose_only_for_strict() -> None:
+    assert lines_of(_long_test(34), "verbose-test", config=DEFAULT) == []
+    assert lines_of(_long_test(34), "verbose-test", config=STRICT) == [1]
