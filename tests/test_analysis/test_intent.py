@@ -236,3 +236,19 @@ def test_a_test_twice_the_limit_long_is_verbose_by_default() -> None:
 def test_a_test_just_over_the_limit_is_verbose_only_for_strict() -> None:
     assert lines_of(_long_test(34), "verbose-test", config=DEFAULT) == []
     assert lines_of(_long_test(34), "verbose-test", config=STRICT) == [1]
+
+
+def test_a_test_over_the_limit_that_branches_on_many_paths_is_verbose_by_default() -> None:
+    # one part per kind of input, each with its own branch: several behaviours in one test
+    parts = "\n".join(
+        f"    r{i} = run('mode {i}')\n"
+        f"    if r{i}.ok:\n"
+        f"        log(r{i})\n"
+        f"    else:\n"
+        f"        retry(r{i})\n"
+        f"    note{i} = summary(r{i})\n"
+        f"    store(note{i})"
+        for i in range(6)
+    )
+    source = f"def test_modes():\n{parts}\n    assert done()\n"
+    assert lines_of(source, "verbose-test", config=DEFAULT) == [1]

@@ -264,8 +264,14 @@ def check_body_rules(em: Emitter, facts: TestFacts) -> tuple[bool, bool]:
     # above the limit besides its checks): one scenario told at length (building a reference
     # document, a table of round trips) reads top to bottom; a 60-statement test mixes
     # several behaviours, which is what splitting fixes
-    long_enough = em.rc.strict or facts.statements >= 2 * cfg.verbose_test_max_statements
-    if long_enough and statements > cfg.verbose_test_max_statements:
+    # several behaviours show as paths as well: a test over the limit that branches on many
+    # paths (if/try/loops: one part per process id, per iterator kind) is verbose too, while
+    # a flat sequence of the same length is one walk through one example
+    limit = cfg.verbose_test_max_statements
+    verbose = statements > limit and (em.rc.strict or facts.statements >= 2 * limit)
+    if not em.rc.strict and facts.statements > limit and _branches(node) >= _VERBOSE_BRANCHES:
+        verbose = True
+    if verbose:
         em.emit(
             "verbose-test",
             test.line,
@@ -289,6 +295,16 @@ def _output_is_subject(em: Emitter, test: TestFunction) -> bool:
         return True
     names = (test.name.lower(), em.parsed.path.rsplit("/", 1)[-1].lower())
     return any(word in text for text in names for word in _OUTPUT_WORDS)
+
+
+#: default: a test over the verbose limit with this many branches mixes behaviours.
+_VERBOSE_BRANCHES = 5
+_BRANCH_TYPES = (ast.If, ast.Try, ast.ExceptHandler, ast.For, ast.AsyncFor, ast.While)
+
+
+def _branches(node: ast.AST) -> int:
+    """if/try/except/loop statements in the test (nested code included)."""
+    return sum(1 for n in ast.walk(node) if isinstance(n, _BRANCH_TYPES))
 
 
 #: default: printing in more than this share of a file's tests is the file's convention.
