@@ -221,6 +221,35 @@ def test_a_number_the_test_wrote_down_or_a_status_is_not_magic() -> None:
     assert lines_of(source, "magic-number", config=DEFAULT) == []
 
 
+def test_a_number_the_tests_own_arithmetic_explains_is_not_magic() -> None:
+    source = """
+        def test_pipeline():
+            assert run(add(2), mul(9), start=7) == 81
+
+        def test_scaled_default():
+            item = make(value=42, factor=2)
+            assert item.scaled == 84
+
+        def test_running_total():
+            assert list(accumulate([4, 9, 15])) == [4, 13, 28]
+
+        def test_complex_default():
+            assert complex(Fake()) == 1j
+    """
+    # (7 + 2) * 9, 42 * 2, running sums: the test shows where the number comes from
+    assert lines_of(source, "magic-number", config=DEFAULT) == []
+
+
+def test_a_number_is_not_explained_by_itself() -> None:
+    source = """
+        def test_price(cart):
+            cart.add("pen", qty=1)
+            assert cart.total(tax=0) == 7315
+    """
+    # 7315 * 1 or 7315 + 0 explain nothing: 0 and 1 are no operands
+    assert lines_of(source, "magic-number", config=DEFAULT) == [3]
+
+
 # --------------------------------------------------------------------------- verbose tests
 
 
