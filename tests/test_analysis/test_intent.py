@@ -101,6 +101,26 @@ def test_a_loop_over_a_module_table_or_inside_a_scenario_is_not_reported() -> No
     assert lines_of(source, "conditional-logic", config=DEFAULT) == []
 
 
+def test_unittest_rows_that_are_the_computed_variants_do_not_name_the_case() -> None:
+    source = """
+        import unittest
+
+        class TestCycle(unittest.TestCase):
+            def test_variants(self):
+                expected = [1, 2, 3, 1, 2, 3]
+                for actual in [take(6, cycle([1, 2, 3])), list(cycle([1, 2, 3], 2))]:
+                    self.assertEqual(actual, expected)
+
+            def test_rows(self):
+                for n, expected in [(1, [0]), (2, [0, 1]), (3, [0, 1, 2])]:
+                    actual = first(n)
+                    self.assertEqual(actual, expected)
+    """
+    # the failure of test_variants prints the same expected list whichever variant broke;
+    # test_rows' failure prints the row's own expected value, which names the case
+    assert lines_of(source, "conditional-logic", config=DEFAULT) == [6]
+
+
 # --------------------------------------------------------------------------- placeholder skips
 
 
