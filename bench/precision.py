@@ -1,5 +1,14 @@
 """Precision of the default profile on real test suites, judged by hand.
 
+First (issue 28), the independent judged set ``bench/data/frozen/smells`` (written by a
+labeler who never read the rules; see ``bench/data/frozen/README.md``): for its ``frozen``
+split (the accuracy figure, never used for tuning) and its ``calibration`` split, how many
+judged findings of each verdict (worth-fixing / noise / wrong) the default profile keeps (a
+finding is kept when the default profile reports it at the same file, line and smell), then
+the strict profile's F1 on the labelled fixtures (``bench/strict_f1.py``).
+``--independent-only`` stops there; ``--calibration-detail`` lists the calibration split's
+findings one by one (the frozen split's are only counted, never listed).
+
 ``python -m bench.precision [--cache DIR]`` downloads the source distributions of the suites
 below (``pip download --no-deps --no-binary :all: <pkg>==<ver>``, cached), runs the rules-only
 analysis over each suite's test folder with the default profile, matches the findings with
