@@ -1,5 +1,14 @@
 """Precision of the default profile on real test suites, judged by hand.
 
+First (issue 28), the independent judged set ``bench/data/frozen/smells`` (written by a
+labeler who never read the rules; see ``bench/data/frozen/README.md``): for its ``frozen``
+split (the accuracy figure, never used for tuning) and its ``calibration`` split, how many
+judged findings of each verdict (worth-fixing / noise / wrong) the default profile keeps (a
+finding is kept when the default profile reports it at the same file, line and smell), then
+the strict profile's F1 on the labelled fixtures (``bench/strict_f1.py``).
+``--independent-only`` stops there; ``--calibration-detail`` lists the calibration split's
+findings one by one (the frozen split's are only counted, never listed).
+
 ``python -m bench.precision [--cache DIR]`` downloads the source distributions of the suites
 below (``pip download --no-deps --no-binary :all: <pkg>==<ver>``, cached), runs the rules-only
 analysis over each suite's test folder with the default profile, matches the findings with
@@ -38,12 +47,17 @@ import tarfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench import strict_f1
 from tools.test_smells.pipeline import analyze_files
 from tools.test_smells.schemas import AnalysisConfig, Issue, SourceFile
 
 DATA = Path(__file__).resolve().parent / "data" / "precision_judgments.jsonl"
+FROZEN = Path(__file__).resolve().parent / "data" / "frozen" / "smells" / "judgments.jsonl"
 DEFAULT_CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "switchyard-bench"
 TARGET = 0.80  # issue 12: >= 0.80 of default-profile findings are TRUE
+#: Issue 28: the default profile keeps >= 80 % of the worth-fixing findings, <= 20 % of noise.
+KEEP_TARGET = 0.80
+NOISE_TARGET = 0.20
 
 
 @dataclass(frozen=True)
@@ -95,6 +109,20 @@ SUITES = (
     Suite("flask", "3.0.3", "tests", "tuning"),
     Suite("werkzeug", "3.0.4", "tests", "tuning"),
 )
+
+
+#: The independent judged set of issue 28 (bench/data/frozen/README.md): its projects, each
+#: sdist's test folder, and the split (``frozen`` is never used for tuning).
+INDEPENDENT = (
+    Suite("arrow", "1.3.0", "tests", "frozen"),
+    Suite("markdown", "3.7", "tests", "frozen"),
+    Suite("werkzeug", "3.1.3", "tests", "frozen"),
+    Suite("bleach", "6.2.0", "tests", "frozen"),
+    Suite("itsdangerous", "2.2.0", "tests", "frozen"),
+    Suite("tomlkit", "0.13.2", "tests", "calibration"),
+    Suite("jsonschema", "4.23.0", "jsonschema/tests", "calibration"),
+)
+VERDICTS = ("worth-fixing", "noise", "wrong")
 
 
 def fetch(suite: Suite, cache: Path) -> Path:
@@ -150,6 +178,90 @@ def analyse(suite: Suite, root: Path, profile: str = "default") -> tuple[list[Is
         max_total_bytes=1 << 30,
     )
     return list(result.issues), result.metrics.lines_analyzed
+
+
+def independent_files(suite: Suite, root: Path) -> list[SourceFile]:
+    """The files the independent set was judged on: every ``test_*.py``, ``*_test.py`` and
+    ``conftest.py`` under the test folder, with its path inside the sdist."""
+    paths = sorted(glob.glob(str(root / suite.tests / "**" / "*.py"), recursive=True))
+    names = [
+        p
+        for p in paths
+        if (lambda n: n.startswith("test_") or n.endswith("_test.py") or n == "conftest.py")(
+            os.path.basename(p)
+        )
+    ]
+    return [SourceFile(path=os.path.relpath(p, root), content=Path(p).read_bytes()) for p in names]
+
+
+def kept_keys(files: list[SourceFile], profile: str) -> set[tuple[str, int, str]]:
+    """(file, line, smell) of every rules-only finding of ``profile``."""
+    result = analyze_files(
+        files,
+        AnalysisConfig(profile=profile, max_findings=None),
+        cache=None,
+        max_files=len(files) + 1,
+        max_total_bytes=1 << 30,
+    )
+    return {(i.file, i.line, i.smell) for i in result.issues}
+
+
+def independent_report(cache: Path, *, detail: bool = False) -> dict[str, dict[str, float]]:
+    """Print, per split of the independent judged set, how many judged findings of each
+    verdict the default profile keeps (reports at the same file, line and smell); returns
+    the kept fractions per split and verdict. ``detail`` lists the calibration split's
+    findings one by one (never the frozen split's: it is not read while tuning)."""
+    judgments = load_judgments(FROZEN)
+    default: dict[str, set[tuple[str, int, str]]] = {}
+    strict: dict[str, set[tuple[str, int, str]]] = {}
+    for suite in INDEPENDENT:
+        files = independent_files(suite, fetch(suite, cache))
+        default[suite.package] = kept_keys(files, "default")
+        strict[suite.package] = kept_keys(files, "strict")
+    out: dict[str, dict[str, float]] = {}
+    print("independent judged set (bench/data/frozen/smells), default profile:")
+    for split in ("frozen", "calibration"):
+        rows = [j for j in judgments if j["split"] == split]
+        kept: collections.Counter[str] = collections.Counter()
+        total: collections.Counter[str] = collections.Counter()
+        moved = 0
+        for j in rows:
+            key = (j["file"], int(j["line"]), j["smell"])
+            total[j["verdict"]] += 1
+            kept[j["verdict"]] += key in default[j["project"]]
+            moved += key not in strict[j["project"]]
+            if detail and split == "calibration":
+                mark = "KEPT" if key in default[j["project"]] else "    "
+                print(f"      {mark} {j['verdict']:12} {j['project']} {j['file']}:{j['line']} "
+                      f"{j['smell']}: {j['reason']}")  # fmt: skip
+        out[split] = {v: kept[v] / total[v] if total[v] else float("nan") for v in VERDICTS}
+        figures = ", ".join(
+            f"{v} kept {kept[v]} of {total[v]} ({out[split][v]:.0%})" for v in VERDICTS
+        )
+        label = "FROZEN (accuracy)" if split == "frozen" else "calibration (tuned on)"
+        print(f"    {label:24} {figures}")
+        if moved:
+            print(
+                f"    {'':24} {moved} judged finding(s) no longer reported by the strict "
+                "profile at the judged line: re-match them by hand"
+            )
+    print(f"    target: worth-fixing kept >= {KEEP_TARGET:.0%}, noise kept <= {NOISE_TARGET:.0%}")
+    return out
+
+
+def strict_f1_report() -> float:
+    """Print the strict profile's micro F1 on the labelled fixtures; returns it."""
+    scores, _ = strict_f1.evaluate()
+    total = strict_f1.Score()
+    for s in scores.values():
+        total.tp, total.fp, total.fn = total.tp + s.tp, total.fp + s.fp, total.fn + s.fn
+    worst = min(scores.items(), key=lambda kv: kv[1].f1)
+    print(
+        f"strict profile on the labelled fixtures (bench/strict_f1.py): micro F1 "
+        f"{total.f1:.3f}, lowest per smell {worst[0]} {worst[1].f1:.2f} "
+        f"(target >= {strict_f1.TARGET_F1})"
+    )
+    return total.f1
 
 
 def load_judgments(path: Path = DATA) -> list[dict[str, str]]:
@@ -276,7 +388,22 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="sdist cache dir")
     parser.add_argument("--draw", type=int, default=0, help="print a sample of N to judge")
     parser.add_argument("--seed", type=int, default=12)
+    parser.add_argument(
+        "--independent-only",
+        action="store_true",
+        help="print only the independent judged set and the strict F1 (no round suites)",
+    )
+    parser.add_argument(
+        "--calibration-detail",
+        action="store_true",
+        help="list the calibration split's judged findings (never the frozen split's)",
+    )
     args = parser.parse_args(argv)
+    if not args.draw:
+        independent_report(args.cache, detail=args.calibration_detail)
+        strict_f1_report()
+        if args.independent_only:
+            return
     held_out = [s for s in SUITES if s.split == "held-out"]
     roots = {s.package: fetch(s, args.cache) for s in SUITES}
     findings: dict[str, list[Issue]] = {}

@@ -215,8 +215,8 @@ class AnalysisConfig(BaseModel):
     enable: tuple[str, ...] = Field(
         default=(),
         description=(
-            "Smell ids the default profile leaves out (magic-number, sensitive-equality, "
-            "verbose-test, obscure-setup, general-fixture, test-maverick, lack-of-cohesion) "
+            "Smell ids the default profile leaves out (sensitive-equality, obscure-setup, "
+            "general-fixture, test-maverick, lack-of-cohesion) "
             "to report anyway, with the default profile's precision rules; the strict "
             "profile reports them all."
         ),

@@ -107,8 +107,12 @@ def check_ignored_decorators(
     end_line: int,
     *,
     conditional: bool = False,
+    placeholder: bool = False,
 ) -> bool:
-    """ignored-test for skip decorators of a test or class; True when skipped unconditionally."""
+    """ignored-test for skip decorators of a test or class; True when skipped unconditionally.
+
+    ``placeholder``: the test has no code of its own (a docstring, ``pass``), so its skip
+    reason does not excuse it: it was never written, and reads as a passing test."""
     unconditional = False
     for dec in decorators:
         marker = skip_marker(dec, em.syntax)
@@ -118,7 +122,7 @@ def check_ignored_decorators(
         # a skip mark applied inside `if is_pypy:` is conditional too
         conditional_skip = marker_conditional or conditional
         unconditional = unconditional or not conditional_skip
-        if has_reason and (conditional_skip or not em.rc.strict):
+        if has_reason and (conditional_skip or not (em.rc.strict or placeholder)):
             continue  # default: a skip that says why is a decision, not an oversight
         if conditional_skip:
             message = f"{text} on {subject} gives no reason, so nobody knows when it may run."
@@ -154,13 +158,18 @@ def check_body_rules(em: Emitter, facts: TestFacts) -> tuple[bool, bool]:
         )
     skipped = False
     if em.on("ignored-test"):
+        # a skipped test whose only code is the skip (and a docstring) is a placeholder
+        skip_calls = {id(n) for n, _, _ in facts.skips}
+        placeholder = is_empty_body(
+            [s for s in node.body if not (type(s) is ast.Expr and id(s.value) in skip_calls)]
+        )
         skipped = check_ignored_decorators(
-            em, node.decorator_list, test.name, test.line, test.end_line
+            em, node.decorator_list, test.name, test.line, test.end_line, placeholder=placeholder
         )
         for skip_node, conditional, has_reason in facts.skips:
             if not conditional:
                 skipped = True
-                if has_reason and not em.rc.strict:
+                if has_reason and not (em.rc.strict or placeholder):
                     continue
                 em.emit_node(
                     "ignored-test",
@@ -216,9 +225,22 @@ def check_body_rules(em: Emitter, facts: TestFacts) -> tuple[bool, bool]:
     # fine where output is the subject (capsys, test_print_*).
     # default: in a test that asserts, a print is a diagnostic pytest/unittest show only when
     # the test fails; it is noise only in a test that checks nothing else
-    report_prints = not facts.assertions or (em.rc.strict and not _output_is_subject(em, test))
+    # default: a print left in a test that asserts is a leftover debugging aid when printing
+    # is rare in the file (pyparsing prints diagnostics in every test by design), the print
+    # is on the test's main path (not a diagnostic in an `if`/`except` before failing) and
+    # goes to the console (not `print(..., file=buf)`, which is code under test)
+    report_prints = not facts.assertions or (
+        not _output_is_subject(em, test) and (em.rc.strict or _prints_are_rare(em))
+    )
     if facts.prints and report_prints:
+        branched = set() if em.rc.strict or not facts.assertions else _branch_calls(test.node)
         for call in facts.prints:
+            if (
+                not em.rc.strict
+                and facts.assertions
+                and (id(call) in branched or any(k.arg == "file" for k in call.keywords))
+            ):
+                continue
             em.emit_node(
                 "redundant-print",
                 call,
@@ -238,7 +260,18 @@ def check_body_rules(em: Emitter, facts: TestFacts) -> tuple[bool, bool]:
         # default: a table of assertions (RFC examples, one per line) is long but not verbose;
         # count what the test does besides checking
         statements -= sum(1 for a in facts.assertions if not a.nested)
-    if statements > cfg.verbose_test_max_statements:
+    # default: a test is verbose when it is long twice over (the limit's double in all, and
+    # above the limit besides its checks): one scenario told at length (building a reference
+    # document, a table of round trips) reads top to bottom; a 60-statement test mixes
+    # several behaviours, which is what splitting fixes
+    # several behaviours show as paths as well: a test over the limit that branches on many
+    # paths (if/try/loops: one part per process id, per iterator kind) is verbose too, while
+    # a flat sequence of the same length is one walk through one example
+    limit = cfg.verbose_test_max_statements
+    verbose = statements > limit and (em.rc.strict or facts.statements >= 2 * limit)
+    if not em.rc.strict and facts.statements > limit and _branches(node) >= _VERBOSE_BRANCHES:
+        verbose = True
+    if verbose:
         em.emit(
             "verbose-test",
             test.line,
@@ -262,6 +295,46 @@ def _output_is_subject(em: Emitter, test: TestFunction) -> bool:
         return True
     names = (test.name.lower(), em.parsed.path.rsplit("/", 1)[-1].lower())
     return any(word in text for text in names for word in _OUTPUT_WORDS)
+
+
+#: default: a test over the verbose limit with this many branches mixes behaviours.
+_VERBOSE_BRANCHES = 5
+_BRANCH_TYPES = (ast.If, ast.Try, ast.ExceptHandler, ast.For, ast.AsyncFor, ast.While)
+
+
+def _branches(node: ast.AST) -> int:
+    """if/try/except/loop statements in the test (nested code included)."""
+    return sum(1 for n in ast.walk(node) if isinstance(n, _BRANCH_TYPES))
+
+
+#: default: printing in more than this share of a file's tests is the file's convention.
+_PRINT_CONVENTION_SHARE = 0.2
+
+
+def _prints_are_rare(em: Emitter) -> bool:
+    """Few of the file's tests print (at most two, or under a fifth of them)."""
+    if em.print_share is None:
+        tests = em.syntax.tests
+        printing = sum(
+            1
+            for t in tests
+            if any(
+                type(n) is ast.Call and type(n.func) is ast.Name and n.func.id == "print"
+                for n in ast.walk(t.node)
+            )
+        )
+        em.print_share = 0.0 if printing <= 2 else printing / max(len(tests), 1)
+    return em.print_share <= _PRINT_CONVENTION_SHARE
+
+
+def _branch_calls(node: ast.AST) -> set[int]:
+    """ids of the calls inside an ``if``/``except`` branch of the test (a diagnostic printed
+    on a failure path, not a leftover)."""
+    out: set[int] = set()
+    for branch in ast.walk(node):
+        if type(branch) is ast.If or type(branch) is ast.ExceptHandler:
+            out.update(id(n) for s in branch.body for n in ast.walk(s) if type(n) is ast.Call)
+    return out
 
 
 def _sleepy(em: Emitter, call: ast.Call, module: str, test: TestFunction) -> None:

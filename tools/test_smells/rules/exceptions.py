@@ -34,7 +34,16 @@ def check_exception_handling(
         # `try: x = obj.__qualname__ except AttributeError: pass else: assertEqual(...)`:
         # the else holds the check and the except is an environment guard
         else_guard = _guarded_else(try_node)
-        if not em.rc.strict and (imports or else_guard or not _handlers_only_check(try_node)):
+        # `try: f(); self.fail(...) except E as e: <checks on e>` (or `else: pytest.fail`)
+        # expects the exception whatever the handler does with it: `pytest.raises(E) as
+        # info` / `assertRaises(E) as cm` states it, so default reports it too
+        expected = _expects_exception(try_node)
+        if (
+            not em.rc.strict
+            and not expected
+            and (imports or else_guard or not _handlers_only_check(try_node))
+            and not _only_fails(try_node)
+        ):
             continue  # default: an optional-dependency guard, or a handler doing real work
         if imports:
             # `except ImportError: pass` skips what needs an optional dependency: the fix
@@ -82,7 +91,7 @@ def check_exception_handling(
                 },
             )
             continue
-        if _only_fails(try_node) and not em.rc.strict:
+        if _only_fails(try_node) and not em.rc.strict and _chosen_message(try_node):
             continue  # default: the maintainer chose the failure message; dropping it is churn
         if _only_fails(try_node):
             # `try: x() except E: self.fail(...)` expects NO exception: assertRaises would
@@ -217,10 +226,44 @@ def _only_fails(node: ast.AST) -> bool:
                 in dotted_name(n.exc.func if type(n.exc) is ast.Call else n.exc)
             ):
                 return True
-        return False
+        # a handler that only re-raises (`except E: raise`) fails the test the same way
+        return bool(stmts) and all(type(s) is ast.Raise and s.exc is None for s in stmts)
 
     handlers = node.handlers  # type: ignore[attr-defined]
     return bool(handlers) and all(fails(h.body) for h in handlers) and not fails(node.body)  # type: ignore[attr-defined]
+
+
+def _is_fail(stmt: ast.stmt) -> bool:
+    """``self.fail(...)`` / ``pytest.fail(...)``, ``assert False`` or ``raise AssertionError``."""
+    if type(stmt) is ast.Expr and type(stmt.value) is ast.Call:
+        return dotted_name(stmt.value.func).rsplit(".", 1)[-1] == "fail"
+    if type(stmt) is ast.Assert:
+        return type(stmt.test) is ast.Constant and not stmt.test.value
+    if type(stmt) is ast.Raise and stmt.exc is not None:
+        exc = stmt.exc.func if type(stmt.exc) is ast.Call else stmt.exc
+        return dotted_name(exc).rsplit(".", 1)[-1] == "AssertionError"
+    return False
+
+
+def _expects_exception(node: ast.AST) -> bool:
+    """The try block ends by failing, or its ``else`` fails: the test fails unless a handled
+    exception is raised, which is what ``pytest.raises``/``assertRaises`` express."""
+    handlers = getattr(node, "handlers", None)
+    if not handlers:
+        return False
+    body: list[ast.stmt] = node.body  # type: ignore[attr-defined]
+    orelse: list[ast.stmt] = getattr(node, "orelse", [])
+    return _is_fail(body[-1]) or (bool(orelse) and _is_fail(orelse[-1]))
+
+
+def _chosen_message(node: ast.AST) -> bool:
+    """A handler fails with a message of its own (text written for the failure), not just
+    the caught exception or nothing: dropping the try would lose that message."""
+    for handler in node.handlers:  # type: ignore[attr-defined]
+        for n in (x for s in handler.body for x in ast.walk(s)):
+            if type(n) is ast.JoinedStr or (type(n) is ast.Constant and isinstance(n.value, str)):
+                return True
+    return False
 
 
 def _only_skips(node: ast.AST) -> bool:

@@ -8,10 +8,11 @@ default: only numbers the test does not explain. Not reported there:
   the standard's name for itself (strict still reports them, and the fix names the
   :class:`http.HTTPStatus` member, never ``EXPECTED_VALUE = 302``);
 - values the test itself wrote down elsewhere (``make(n=1234)`` ... ``== 1234``), including
-  in strings (``"q=0.5"``), as a string's length, or as a product/sum of its other numbers;
+  in strings (``"q=0.5"``), as a string's length, or as the arithmetic of its other numbers
+  (two of them, or three in a test with few numbers, or a running sum/product);
 - sentinels: 42 and friends, well-known ports, seconds per minute/hour/day, powers of two
   (and one less), round numbers, repeated or counting digits (1111, 1234), years, and
-  one-decimal floats.
+  one-decimal floats, and complex literals.
 
 The fix replaces the number by a constant named after what it is compared with
 (``len(rows) == 17`` -> ``EXPECTED_ROWS_COUNT``), printed from the AST so it parses.
@@ -42,6 +43,11 @@ _SENTINELS = frozenset(
 )
 _DIGITS = re.compile(rb"(?<![\w.])-?\d+(?:\.\d+)?")
 _BUDGET = 64  # long literal tables are data, not assertions; stop looking
+#: Operands combined three at a time, only in tests with at most this many distinct
+#: numbers (6 -> under 2k candidate values; more would explain any small number by chance).
+_THREE_TERM_OPERANDS = 6
+#: Numbers taken from the test's strings into that arithmetic.
+_QUOTED_OPERANDS = 6
 
 
 def _operands(a: Assertion, ignored: frozenset[str]) -> list[ast.expr]:
@@ -98,6 +104,8 @@ def _numbers(root: ast.expr, allowed: frozenset[float]) -> list[tuple[ast.AST, A
 
 def is_sentinel(value: Any) -> bool:
     """A number that explains itself (see the module docstring)."""
+    if isinstance(value, complex):
+        return True  # 1j, 2+3j: a complex literal is a type's value, not a quantity
     if isinstance(value, float):
         if value.is_integer():
             value = int(value)
@@ -124,6 +132,7 @@ def _test_numbers(em: Emitter, facts: TestFacts) -> dict[Any, int]:
         return cached
     counts: dict[Any, int] = {}
     plain: list[Any] = []
+    quoted: list[Any] = []
     roots: list[ast.AST] = [facts.test.node]
     cls = facts.test.cls
     if cls is not None:
@@ -152,14 +161,41 @@ def _test_numbers(em: Emitter, facts: TestFacts) -> dict[Any, int]:
                     text = m.decode()
                     num: Any = float(text) if "." in text else int(text)
                     counts[num] = counts.get(num, 0) + 1
+                    # "1-2-3" parsed by the code under test: its numbers feed the arithmetic
+                    if len(quoted) < _QUOTED_OPERANDS:
+                        quoted.append(num)
+    # values the test's own arithmetic explains: a product/sum/difference of two of its
+    # numbers, or (default precision, issue 28) of three ((2 + 5) * 2, 200 + 3 + 4, 1 - 2 - 3
+    # of a parsed string), or a running sum/product of its numbers in order (24 in a
+    # running product of 1..5). 0 and 1 are no operands, and a result equal to one of its
+    # own operands (x * 1, x + y - y) explains nothing.
     derived: set[Any] = set()
-    small = [v for v in dict.fromkeys(plain) if isinstance(v, int | float)][:30]
+    small = [v for v in dict.fromkeys(plain) if isinstance(v, int | float) and v not in (0, 1)][:30]
+    pairs: dict[Any, tuple[Any, Any]] = {}
     for x in small:
-        derived.add(x * x)
         for y in small:
-            derived.update((x * y, x + y, x - y))
+            for r in (x * y, x + y, x - y):
+                if r != x and r != y:
+                    derived.add(r)
+                    pairs.setdefault(r, (x, y))
+    few = list(dict.fromkeys([*small, *quoted]))
+    few = [v for v in few if v not in (0, 1)]
+    few = few if len(few) <= _THREE_TERM_OPERANDS else []  # a table's numbers: no search
+    firsts = {x + y: (x, y) for x in few for y in few} | {x - y: (x, y) for x in few for y in few}
+    firsts |= {x * y: (x, y) for x in few for y in few}
+    for d, used in firsts.items():
+        for z in few:
+            for r in (d + z, d - z, d * z):
+                if r != z and r not in used:
+                    derived.add(r)
+    run = [v for v in plain[:_THREE_TERM_OPERANDS] if isinstance(v, int | float)]
+    total: Any = sum(run[:2])
+    product: Any = run[0] * run[1] if len(run) >= 2 else 0
+    for v in run[2:]:
+        total, product = total + v, product * v
+        derived.update(r for r in (total, product) if r != v)
     for v in derived:
-        counts.setdefault(v, 1)  # a derived value counts as written once elsewhere
+        counts[v] = counts.get(v, 0) + 1  # explained: as if written once more
     facts.numbers = counts
     return counts
 
