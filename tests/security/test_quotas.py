@@ -40,6 +40,8 @@ KEY_A = "quota-key-a-0123456789"
 KEY_B = "quota-key-b-0123456789"
 A = {"X-API-Key": KEY_A}
 B = {"X-API-Key": KEY_B}
+#: The server's owner-id secret, set so the test can compute owner ids as the server does.
+OWNER_SECRET = "quota-owner-secret-0123456789"
 RUN = {"assistant_id": "switchyard", "input": {"messages": [{"type": "human", "content": "hi"}]}}
 
 
@@ -56,6 +58,7 @@ def settings_for(tmp_path: Path, redis_url: str, pgvector_db: str) -> Callable[.
             "llm_provider": "none",
             "ollama_base_url": f"http://127.0.0.1:{free_port()}",
             "api_keys": f"{KEY_A},{KEY_B}",
+            "owner_id_secret": OWNER_SECRET,
             "rate_limit_per_minute": 100_000,
             "run_worker_enabled": False,
             "chunk_size": 400,
@@ -205,7 +208,7 @@ def test_a_batch_of_runs_counts_each_run_toward_the_rate_limit(
 # --- uploads ----------------------------------------------------------------------------------
 def _stored(database_url: str, owner_key: str) -> tuple[int, int]:
     """(documents, chunks) stored from ``owner_key``'s uploads, read from Postgres itself."""
-    prefix = f"upload:{owner_of(owner_key)}/%"
+    prefix = f"upload:{owner_of(owner_key, OWNER_SECRET.encode())}/%"
     with psycopg.connect(database_url) as conn:
         docs = conn.execute(
             "SELECT count(*) FROM knowledge.documents WHERE source LIKE %s", (prefix,)

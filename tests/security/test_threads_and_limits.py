@@ -38,7 +38,9 @@ pytestmark = pytest.mark.slow
 
 KEY_A = "key-a-sec-threads-0123"
 KEY_B = "key-b-sec-threads-0123"
-OWNER_A = owner_of(KEY_A)
+#: The server's owner-id secret, set so the test can compute owner ids as the server does.
+OWNER_SECRET = "sec-threads-owner-secret-0123"
+OWNER_A = owner_of(KEY_A, OWNER_SECRET.encode())
 
 
 @pytest.fixture(scope="module")
@@ -79,6 +81,7 @@ def server(
         "DATABASE_URL": postgres_url,
         "DATA_DIR": str(folder),
         "API_KEYS": f"{KEY_A},{KEY_B}",
+        "OWNER_ID_SECRET": OWNER_SECRET,
         "LLM_PROVIDER": "openai",
         "OPENAI_API_KEY": "sk-test",
         "OPENAI_BASE_URL": stub.base_url,
