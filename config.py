@@ -1355,6 +1355,8 @@ def url_label(url: str, index: int) -> str:
 
 #: Names of URL query parameters and DSN keywords whose value is a secret.
 _SECRET_NAME = r"[\w.~%-]*(?:pass|pwd|secret|token|key|auth|sig|credential)[\w.~%-]*"
+#: A URL starts with its scheme and "://" (RFC 3986: a letter, then letters, digits, + - .).
+_URL_START = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
 #: `name=value` in a URL's query or fragment; the value ends at the next & ; or #.
 _SECRET_PARAM = re.compile(rf"(?i)(^|[?&;#])({_SECRET_NAME})=([^&;#]*)")
 #: `name = value` in a libpq key=value DSN; the value is 'quoted' (\' and \\ escapes) or a word.
@@ -1366,13 +1368,14 @@ def redact_url(url: str) -> str:
     (``scheme://user:pw@host``), in its query or fragment (``?password=pw``, ``&sslpassword=``,
     ``?token=``), and in a libpq key=value DSN (``host=h password=pw`` or ``password='p w'``).
     A text that is none of these comes back unchanged."""
-    scheme, sep, rest = url.partition("://")
-    if not sep:
+    if not _URL_START.match(url):
+        # Not a URL, though a DSN's quoted password may hold "://": a key=value DSN or text.
         if "=" not in url:
             return url
         return _SECRET_DSN_PAIR.sub(lambda m: f"{m[1]}{m[2]}{m[3]}***", url)
     # The authority ends at the first / ? or #; its user-info at its LAST @ (as libpq and
     # urllib read it), so an unencoded @ in a password cannot push the rest into the host.
+    scheme, sep, rest = url.partition("://")
     end = min((i for i in (rest.find(c) for c in "/?#") if i >= 0), default=len(rest))
     authority, tail = rest[:end], rest[end:]
     userinfo, at, hosts = authority.rpartition("@")
