@@ -284,6 +284,9 @@ async def _candidates(
     return out
 
 
+#: Thread views (each a checkpoint read) a search builds at once.
+VIEW_CONCURRENCY = 16
+
 _PATH_PART = re.compile(r"([A-Za-z0-9_-]+)|\[(-?\d+)\]")
 
 
@@ -341,9 +344,16 @@ async def search_threads(body: ThreadSearch, services: ServicesDep, who: CallerD
     page = sorted(found, key=key, reverse=descending)[body.offset : body.offset + body.limit]
     select = set(body.select or [])
     with_values = not select or bool(select & {"values", "interrupts"}) or bool(body.extract)
-    views = await asyncio.gather(
-        *(thread_view(services, i, with_values=with_values, status_now=s) for i, s in page)
-    )
+    # A page may hold up to 1,000 threads, each view a checkpoint read: a bounded number at a
+    # time, so one search cannot take every connection of the Redis pool (it raised "Too many
+    # connections", answered 503, for a page of a few hundred).
+    gate = asyncio.Semaphore(VIEW_CONCURRENCY)
+
+    async def view_of(info: SessionInfo, now: str) -> dict[str, Any]:
+        async with gate:
+            return await thread_view(services, info, with_values=with_values, status_now=now)
+
+    views = await asyncio.gather(*(view_of(i, s) for i, s in page))
     out = []
     for view in views:
         if body.extract:

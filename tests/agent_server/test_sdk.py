@@ -29,6 +29,17 @@ def started(store: redis.Redis, thread_id: str, step: str, times: int = 1) -> bo
     return int(store.get(f"sy-test:steps:{thread_id}:{step}") or 0) >= times
 
 
+def test_a_search_page_of_hundreds_of_threads_is_answered(server: ApiProcess) -> None:
+    """A page of the largest size reads every thread's state without taking every Redis
+    connection (it answered 503 "Too many connections" for a page of a few hundred)."""
+    client: Any = get_sync_client(url=server.url, api_key=KEY_B)
+    made = {client.threads.create(metadata={"page-test": True})["thread_id"] for _ in range(400)}
+    found = client.threads.search(metadata={"page-test": True}, limit=1000)
+    assert {t["thread_id"] for t in found} == made
+    for thread_id in made:
+        client.threads.delete(thread_id)
+
+
 # --- assistants and server info -------------------------------------------------------------
 def test_info_and_assistants(server: ApiProcess) -> None:
     assert httpx.get(f"{server.url}/info").json()["flags"]["assistants"] is True
