@@ -294,6 +294,25 @@ class Router:
             )
         return None
 
+    def weigh_keywords(self, found: RouteDecision, scores: dict[str, float]) -> RouteDecision:
+        """A weak keyword decision yields to another agent's data when that data is near
+        certain, or passes the threshold while the keyword agent's own data matches less."""
+        best = max(scores.items(), key=lambda kv: kv[1], default=None)
+        if best is None or best[0] in found["agents"]:
+            return found
+        name, score = best
+        own = scores.get(found["agent"])
+        if score >= self.evidence.data_override:
+            why = f"{score:.2f} >= {self.evidence.data_override:.2f}"
+        elif own is not None and score >= self.data_threshold and score > own:
+            why = f"{score:.2f}, the {found['agent']} agent's own data {own:.2f}"
+        else:
+            return found
+        return decision(
+            [name], "data", score, f"the {name} agent's data matches ({why}), above "
+            f"{found['reason']}",
+        )  # fmt: skip
+
     def weigh(
         self, found: RouteDecision, scores: dict[str, float], sims: dict[str, float]
     ) -> RouteDecision:
@@ -310,6 +329,8 @@ class Router:
                 )  # fmt: skip
         if found["method"] == "semantic" and chosen != self.registry.default and scores:
             best, score = max(scores.items(), key=lambda kv: kv[1])
+            # an agent whose probe found none of its data (or that has no probe) is not weighed:
+            # no evidence either way (a user with no events yet still books one)
             own = scores.get(chosen)
             if best != chosen and own is not None and score >= ev.data_support and score > own:
                 return decision(
@@ -349,15 +370,8 @@ class Router:
         if found is not None and not self._weak(text, found):
             return found
         scores = await self.data_scores(text, owner)
-        if found is not None:  # weak keywords: only near-certain data of another agent wins
-            best = max(scores.items(), key=lambda kv: kv[1], default=None)
-            if best is None or best[0] in found["agents"] or best[1] < self.evidence.data_override:
-                return found
-            return decision(
-                [best[0]], "data", best[1],
-                f"the {best[0]} agent's data matches ({best[1]:.2f} >= "
-                f"{self.evidence.data_override:.2f}), above {found['reason']}",
-            )  # fmt: skip
+        if found is not None:  # weak keywords: weighed against the agents' data
+            return self.weigh_keywords(found, scores)
         found = self.by_data(scores)
         sims = await asyncio.to_thread(self.similarities, text)
         if found is None:

@@ -27,6 +27,7 @@ it cannot be opened.
 from __future__ import annotations
 
 import asyncio
+import re
 
 from agents.contract.context import AgentServices
 from agents.knowledge.common import store_for
@@ -89,12 +90,16 @@ async def knowledge_probe(message: str, services: AgentServices, owner: str) -> 
 FRAME_WORDS = frozenset({"stand", "stands", "mean", "means", "meant", "meaning", "definition"})
 
 
+#: "how long", "how much", ...: the word after "how" asks for a quantity, it names nothing.
+_HOW = re.compile(r"\bhow\s+(?:long|much|many|often|soon|far|big|old)\b", re.IGNORECASE)
+
+
 def passage_words(query: str) -> list[str]:
-    """The message's content words (no stop or question words, no framing words, and no
-    contraction of one: "what's", "how's"), in order."""
+    """The message's content words (no stop or question words, no framing words such as the
+    "long" of "how long", and no contraction of one: "what's", "how's"), in order."""
     return [
         w
-        for w in words(query)
+        for w in words(_HOW.sub(" ", query))
         if len(w) > 1 and not {w, w.split("'")[0]} & (STOPWORDS | QUESTION_WORDS | FRAME_WORDS)
     ]
 
