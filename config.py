@@ -389,6 +389,59 @@ class Settings(BaseSettings):
         json_schema_extra=_group("routing"),
     )
 
+    # --- Routing on independent data (issue 28): passages, data vs keywords, small talk -------
+    route_passage_hits: int = Field(
+        3,
+        ge=1,
+        le=20,
+        description="Routing: how many of the knowledge probe's best hits are also read "
+        "passage by passage (each sentence with its heading).",
+        json_schema_extra=_group("routing"),
+    )
+    route_passage_weight: float = Field(
+        0.6,
+        ge=0.0,
+        le=1.0,
+        description="Routing: what the best passage's stemmed, idf-weighted share of the "
+        "message's words is worth as a knowledge probe score (the probe keeps the better of it "
+        "and the chunk's relevance); calibrated on the calibration splits of "
+        "`python -m bench.routing`.",
+        json_schema_extra=_group("routing"),
+    )
+    route_data_override: float = Field(
+        0.8,
+        ge=0.0,
+        le=1.0,
+        description="Routing: a data-probe score this high is near certain: it outweighs a "
+        "weak keyword decision (the least number of hits) for another agent, and a strong "
+        "similarity (ROUTE_SEMANTIC_STRONG) cannot take the message from it.",
+        json_schema_extra=_group("routing"),
+    )
+    route_semantic_strong: float = Field(
+        0.6,
+        ge=0.0,
+        le=1.0,
+        description="Routing: a similarity to another agent this high takes a message from a "
+        "data decision below ROUTE_DATA_OVERRIDE.",
+        json_schema_extra=_group("routing"),
+    )
+    route_data_support: float = Field(
+        0.4,
+        ge=0.0,
+        le=1.0,
+        description="Routing: a data-probe score (below ROUTE_DATA_THRESHOLD) that takes a "
+        "message from a similarity decision for an agent whose own data matches less.",
+        json_schema_extra=_group("routing"),
+    )
+    route_smalltalk_lead: float = Field(
+        0.03,
+        ge=-1.0,
+        le=1.0,
+        description="Routing: the default agent answers small talk: a message whose similarity "
+        "to the small-talk prototypes exceeds the best agent's by this lead.",
+        json_schema_extra=_group("routing"),
+    )
+
     # --- Test analysis -----------------------------------------------------------------------
     analysis_default_mode: Literal["rules-only", "llm-only", "hybrid"] = Field(
         "hybrid",

@@ -12,7 +12,7 @@ import asyncio
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import Depends, Request
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -75,16 +75,20 @@ class Services:
         return options_model_for(self.registry.options())
 
     def context(
-        self, options: AgentOptions | Mapping[str, Any] | None = None, *, owner: str = "anonymous"
+        self,
+        options: AgentOptions | Mapping[str, Any] | None = None,
+        *,
+        owner: str = "anonymous",
+        client: Literal["rest", "agent_server"] = "rest",
     ) -> RunContext:
         """The run context of one run: these services, the caller's owner id (the scope of the
-        data agents may touch) and the given option overrides."""
+        data agents may touch), the interface that started it, and the option overrides."""
         if isinstance(options, AgentOptions):
             values = options.model_dump(exclude_none=True)
         else:
             values = {k: v for k, v in (options or {}).items() if v is not None}
         schema: Any = self.graph.context_schema
-        context: RunContext = schema(services=self.agents, owner=owner, **values)
+        context: RunContext = schema(services=self.agents, owner=owner, client=client, **values)
         return context
 
     @classmethod

@@ -206,7 +206,9 @@ def _events(
     events = []
     for node, update in (chunk or {}).items():
         events.append({"event": "node", "data": {"agent": agent, "node": node}})
-        if not namespace and node == "route" and isinstance(update, dict) and update.get("route"):
+        # a turn routes in its first step (`ingest`), a handoff routes again in `route`
+        routed = node in ("ingest", "route") and isinstance(update, dict)
+        if not namespace and routed and update.get("route"):
             events.append({"event": "route", "data": update["route"]})
     return events
 

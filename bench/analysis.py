@@ -13,9 +13,9 @@ Because the shared machine's speed varies, the table also gives each figure as a
 the floor measured in the same run, and what that multiple means at the reference floor.
 
 Part (a) through the graph: what ``POST /api/v1/analyze`` runs, minus HTTP and JSON:
-``prepare()`` (input processing) then ``run_sync()`` on the full Switchyard graph (ingest ->
+``prepare()`` (input processing) then ``run_sync()`` on the full Switchyard graph (ingest and
 route -> plan_analysis -> parse_files ∥ check_rules -> synthesize_findings -> enhance_findings
--> assure_quality -> detect_handoff -> finalize) compiled WITHOUT a checkpointer, exactly as
+-> assure_quality, the agent then ending the turn) compiled WITHOUT a checkpointer, exactly as
 ``app.services.Services.sync_graph`` is that graph. Cold runs
 clear the graph's parse cache first.
 
@@ -498,7 +498,7 @@ def print_fanout(fan: FanOut) -> None:
     verdict = "met" if ratio <= FANOUT_TARGET else "NOT met"
     print(f"    slowest branch: {name} {slowest:.0f} ms")
     print(
-        f"    through the graph, end to end (ingest ... finalize), best run: "
+        f"    through the graph, end to end (ingest ... the answer), best run: "
         f"{fan.graph_ms:,.0f} ms = {ratio:.2f} x slowest branch; target <= "
         f"{FANOUT_TARGET:.2f} x -> {verdict}; {sequential / fan.graph_ms:.1f}x faster than "
         "one after another"

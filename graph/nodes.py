@@ -10,15 +10,16 @@ from __future__ import annotations
 import threading
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from langchain_core.messages import AIMessage, AnyMessage, RemoveMessage
+from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 from langgraph.types import Overwrite
 
 from agents.contract.context import AgentServices, RunContext, context_of, services_of
 from agents.contract.messages import last_user_text
-from agents.contract.state import AgentAnswer
+from agents.contract.state import AgentAnswer, merge_contexts
 from graph.registry import AgentRegistry
 from graph.routing import Router, decision
 from graph.state import MultiAgentState
@@ -131,6 +132,34 @@ def agents_for(registry: AgentRegistry) -> Callable[[MultiAgentState], list[str]
     return to_agents
 
 
+def make_start(
+    ingest_node: Callable[..., Any], route_node: Callable[..., Any]
+) -> Callable[..., Any]:
+    """The first step of a turn: `ingest`, then `route`, in one node (each keeps its stage
+    timing and quality gate).
+
+    Why one step: every step is a checkpoint, and clients read a thread's last few (agent-chat-
+    ui reads 10 to find the branches an edit made); a turn is four checkpoints this way. `route`
+    stays a node of its own for handoffs, which come back to it.
+    """
+
+    async def start(state: MultiAgentState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+        started = await ingest_node(state, runtime)
+        fresh = {k: v.value if isinstance(v, Overwrite) else v for k, v in started.items()}
+        fresh["messages"] = state.get("messages", [])  # ingest's are removals (pruning)
+        routed = await route_node(cast(MultiAgentState, {**state, **fresh}), runtime)
+        timings = started["stage_ms"]
+        timings = timings.value if isinstance(timings, Overwrite) else timings
+        return {
+            **started,
+            **routed,
+            "visited_agents": Overwrite(list(routed.get("visited_agents") or [])),
+            "stage_ms": Overwrite({**timings, **(routed.get("stage_ms") or {})}),
+        }
+
+    return start
+
+
 # --- handoff ---------------------------------------------------------------------------------
 
 
@@ -174,36 +203,86 @@ def after_handoff(state: MultiAgentState) -> Literal["route", "finalize"]:
 # --- finalize --------------------------------------------------------------------------------
 
 
+def close_turn(
+    state: MultiAgentState, answers: list[AgentAnswer], registry: AgentRegistry
+) -> dict[str, Any]:
+    """The update that ends a turn: one reply from `answers` (merged when several agents
+    answered), the turn's answer and count, and the answering agents' bookkeeping."""
+    message_id: str | None = None
+    if not answers:
+        problems = "; ".join(state.get("errors") or []) or "no agent produced an answer"
+        text = f"Sorry, I could not answer this ({problems})."
+        agent = state.get("current_agent") or registry.default
+    elif len(answers) == 1:
+        text = answers[0]["answer"]
+        agent = answers[0].get("agent", registry.default)
+        message_id = answers[0].get("message_id")
+    else:
+        text = "\n\n".join(f"**{_title(a.get('agent', '?'))}**\n{a['answer']}" for a in answers)
+        agent = answers[0].get("agent", registry.default)
+    turn = state.get("turn_count", 0) + 1
+    stamp = now_iso()
+    return {
+        "messages": [AIMessage(content=text, name=agent, id=message_id)],
+        "answer": text,
+        "turn_count": turn,
+        "updated_at": stamp,
+        "agent_input": None,  # a turn's structured input is for that turn only
+        "agent_contexts": _contexts(state, answers, turn, stamp),
+    }
+
+
 def make_finalize(registry: AgentRegistry) -> AsyncNode:
     async def finalize(state: MultiAgentState, runtime: Runtime[RunContext]) -> dict[str, Any]:
-        """Merge the agents' answers into one reply, and close the turn."""
+        """Merge the agents' answers into one reply, and close the turn (parallel agents, a
+        handoff that was refused, or no answer: a lone agent closes its turn itself)."""
         answers = [a for a in _latest_answers(state) if a.get("answer")]
-        message_id: str | None = None
         if not answers:
             answers = [a for a in (state.get("agent_answers") or {}).values() if a.get("answer")]
-        if not answers:
-            problems = "; ".join(state.get("errors") or []) or "no agent produced an answer"
-            text = f"Sorry, I could not answer this ({problems})."
-            agent = state.get("current_agent") or registry.default
-        elif len(answers) == 1:
-            text = answers[0]["answer"]
-            agent = answers[0].get("agent", registry.default)
-            message_id = answers[0].get("message_id")
-        else:
-            text = "\n\n".join(f"**{_title(a.get('agent', '?'))}**\n{a['answer']}" for a in answers)
-            agent = answers[0].get("agent", registry.default)
-        turn = state.get("turn_count", 0) + 1
-        stamp = now_iso()
-        return {
-            "messages": [AIMessage(content=text, name=agent, id=message_id)],
-            "answer": text,
-            "turn_count": turn,
-            "updated_at": stamp,
-            "agent_input": None,  # a turn's structured input is for that turn only
-            "agent_contexts": _contexts(state, answers, turn, stamp),
-        }
+        return close_turn(state, answers, registry)
 
     return finalize
+
+
+# --- the agents' nodes -----------------------------------------------------------------------
+
+
+def make_agent_node(registry: AgentRegistry, name: str, subgraph: Any) -> Callable[..., Any]:
+    """The root node of agent `name`: its subgraph, then, when it is the turn's only agent and
+    it answered without handing off, the end of the turn in the same step.
+
+    Why in the same step: a client that regenerates an answer forks from the checkpoint before
+    the step that wrote it (agent-chat-ui, the JS SDK's branching); that step must be the
+    agent's, or the fork replays the stored answer. It also saves two checkpoints a turn, so an
+    edit's fork point stays within the last checkpoints a client reads. The subgraph is called
+    from this node (LangGraph finds it through the closure: Studio's xray, the state's
+    `subgraphs`, streaming, interrupts and resumption work as for a subgraph node).
+    """
+
+    async def run_agent(state: MultiAgentState, config: RunnableConfig) -> dict[str, Any]:
+        output: dict[str, Any] = dict(await subgraph.ainvoke(state, config) or {})
+        route = state.get("route")
+        answer = (output.get("agent_answers") or {}).get(name)
+        alone = route is not None and list(route["agents"]) == [name]
+        if not alone or not answer or not answer.get("answer") or answer.get("handoff_to"):
+            return output  # detect_handoff and finalize take it from here
+        # the agent's own context updates and the turn's bookkeeping both go into the merge
+        contexts = merge_contexts(state.get("agent_contexts"), output.get("agent_contexts"))
+        after = cast(MultiAgentState, {**state, "agent_contexts": contexts})
+        closing = close_turn(after, [answer], registry)
+        closing["agent_contexts"] = merge_contexts(
+            output.get("agent_contexts"), closing["agent_contexts"]
+        )
+        return {**output, **closing}
+
+    run_agent.__name__ = name
+    return run_agent
+
+
+def after_agent(state: MultiAgentState) -> Literal["detect_handoff", "__end__"]:
+    """After an agent: the turn is over when the agent closed it (its answer is set), else
+    on to `detect_handoff` (parallel agents, a handoff, or no answer)."""
+    return "__end__" if state.get("answer") else "detect_handoff"
 
 
 def _contexts(

@@ -13,6 +13,21 @@
 5. Default: the registry's default agent (chat), confidence 0; its reason names the closest
    data match, if a probe found one below the threshold.
 
+Evidence weighed across tiers (issue 28), each knob calibrated on calibration splits only:
+- a weak keyword decision (exactly MIN_KEYWORD_HITS hits) yields to another agent whose data
+  is near certain (ROUTE_DATA_OVERRIDE): two incidental words ("hi" and "hello" inside a pasted
+  test) do not outweigh a probe that recognised the user's own kind of data;
+- a data decision yields to a clearly stronger similarity to another agent
+  (ROUTE_SEMANTIC_STRONG) unless the data score reaches ROUTE_DATA_OVERRIDE: a message that
+  shares a few handbook words but reads as a calendar request is the calendar's;
+- a similarity decision for an agent that has a data probe yields to another agent whose data
+  matches nearly as well as the threshold (ROUTE_DATA_SUPPORT) and better than the winner's
+  own data: one domain word ("meal") does not outweigh a handbook that answers the question;
+- small talk is a class of its own: prototypes of chat about how one feels, work, the weekend
+  (`SMALL_TALK`), embedded like an agent's examples; when the message is at least as close to
+  them than to any agent (by ROUTE_SMALLTALK_LEAD), the default agent answers, so "I just
+  finished a big project at work" is conversation, not a task.
+
 Why the data tier sits before similarity and the LLM: it is the only evidence of what the
 user's own data holds. Descriptions and examples are generic ("answers questions from your
 documents"), so "What is the hotel cap in North America?" resembles no agent, and an LLM router
@@ -28,6 +43,7 @@ import logging
 import re
 import threading
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -43,10 +59,52 @@ from graph.registry import AgentRegistry
 
 if TYPE_CHECKING:
     from agents.contract.context import AgentServices
+    from config import Settings
 
 log = logging.getLogger(__name__)
 
 MIN_KEYWORD_HITS = 2
+
+#: Prototypes of small talk: how the user feels, their day, work as conversation rather than
+#: a request. Written for the router (not taken from any labeled set); they stand for a class,
+#: so they are varied in subject and deliberately name no item, date or action to take.
+SMALL_TALK = (
+    "How are you doing today?",
+    "I'm so tired this week, work has been exhausting.",
+    "Feeling pretty good today, the team shipped something nice.",
+    "My boss was in a bad mood all day, ugh.",
+    "I'm nervous about my performance review, any advice to calm down?",
+    "Long day at the office. I need a break.",
+    "Work is overwhelming lately and I feel burned out.",
+    "Any tips for staying focused when I'm unmotivated?",
+    "What a week! Glad it's almost Friday.",
+    "I'm bored, talk to me.",
+    "That meeting was so awkward, haha.",
+    "I'm proud of myself, I finally finished that big report.",
+    "Do you ever get tired of answering questions?",
+    "How do I deal with a stressful job?",
+    "I had a rough morning, nothing went right.",
+    "My weekend was great, we went hiking.",
+)
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """How the tiers' evidence is weighed against each other (see the module docstring)."""
+
+    data_override: float = 0.8
+    semantic_strong: float = 0.6
+    data_support: float = 0.4
+    smalltalk_lead: float = 0.03
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Evidence:
+        return cls(
+            data_override=settings.route_data_override,
+            semantic_strong=settings.route_semantic_strong,
+            data_support=settings.route_data_support,
+            smalltalk_lead=settings.route_smalltalk_lead,
+        )
 
 
 class RoutingDecision(BaseModel):
@@ -87,6 +145,7 @@ class Router:
         services: AgentServices | None = None,
         data_threshold: float = 0.47,
         data_timeout: float = 1.0,
+        evidence: Evidence | None = None,
     ) -> None:
         self.registry = registry
         self._embeddings = embeddings
@@ -96,6 +155,9 @@ class Router:
         self._services = services
         self.data_threshold = data_threshold
         self.data_timeout = data_timeout
+        if evidence is None:
+            evidence = Evidence.from_settings(services.settings) if services else Evidence()
+        self.evidence = evidence
         self._patterns = {
             agent.name: [
                 re.compile(rf"(?<![\w-]){re.escape(k.lower())}(?![\w-])") for k in agent.keywords
@@ -103,6 +165,7 @@ class Router:
             for agent in registry
         }
         self._agent_vectors: dict[str, np.ndarray] | None = None
+        self._smalltalk_vectors: np.ndarray | None = None
         self._vector_lock = threading.Lock()
 
     # --- 1. keywords ---------------------------------------------------------------------
@@ -131,6 +194,11 @@ class Router:
             )
         # Here every other agent has < 2 hits, or fewer than half the winner's: a clear winner.
         return decision([top], "keyword", confidence, f"{top_hits} keywords of {top}")
+
+    def _weak(self, text: str, found: RouteDecision) -> bool:
+        """A keyword decision of one agent on the least number of hits."""
+        hits = self.keyword_hits(text)
+        return len(found["agents"]) == 1 and hits.get(found["agent"], 0) <= MIN_KEYWORD_HITS
 
     # --- 2. the agents' data ---------------------------------------------------------------
     async def data_scores(self, text: str, owner: str) -> dict[str, float]:
@@ -181,8 +249,17 @@ class Router:
                 for agent in self.registry:
                     texts = [agent.description, *agent.examples]
                     vectors[agent.name] = _unit(np.asarray(model.embed_documents(texts)))
+                self._smalltalk_vectors = _unit(np.asarray(model.embed_documents(list(SMALL_TALK))))
                 self._agent_vectors = vectors
         return self._agent_vectors
+
+    def smalltalk_similarity(self, text: str) -> float | None:
+        """Best cosine similarity of `text` to the small-talk prototypes (None: no model)."""
+        if self._vectors() is None or self._embeddings is None:
+            return None
+        assert self._smalltalk_vectors is not None  # set with the agents' vectors
+        query = _unit(np.asarray([self._embeddings().embed_query(text)]))[0]
+        return float(np.max(self._smalltalk_vectors @ query))
 
     def similarities(self, text: str) -> dict[str, float]:
         """Best cosine similarity of `text` to each agent's description and examples."""
@@ -192,17 +269,76 @@ class Router:
         query = _unit(np.asarray([self._embeddings().embed_query(text)]))[0]
         return {name: float(np.max(matrix @ query)) for name, matrix in vectors.items()}
 
-    def by_similarity(self, text: str) -> RouteDecision | None:
-        sims = sorted(self.similarities(text).items(), key=lambda kv: kv[1], reverse=True)
-        if not sims:
+    def by_similarity(
+        self, text: str, sims: dict[str, float] | None = None
+    ) -> RouteDecision | None:
+        ranked = sorted(
+            (self.similarities(text) if sims is None else sims).items(),
+            key=lambda kv: kv[1],
+            reverse=True,
+        )
+        if not ranked:
             return None
-        best, score = sims[0]
-        second = sims[1][1] if len(sims) > 1 else 0.0
+        best, score = ranked[0]
+        second = ranked[1][1] if len(ranked) > 1 else 0.0
+        small = self.smalltalk_similarity(text)
+        default = self.registry.default
+        if small is not None and best != default and small >= score + self.evidence.smalltalk_lead:
+            return decision(
+                [default], "semantic", small,
+                f"small talk ({small:.2f}, the closest agent {best} {score:.2f})",
+            )  # fmt: skip
         if score >= self.semantic_threshold and score - second >= self.semantic_margin:
             return decision(
                 [best], "semantic", score, f"most similar to {best} ({score:.2f} vs {second:.2f})"
             )
         return None
+
+    def weigh_keywords(self, found: RouteDecision, scores: dict[str, float]) -> RouteDecision:
+        """A weak keyword decision yields to another agent's data when that data is near
+        certain, or passes the threshold while the keyword agent's own data matches less."""
+        best = max(scores.items(), key=lambda kv: kv[1], default=None)
+        if best is None or best[0] in found["agents"]:
+            return found
+        name, score = best
+        own = scores.get(found["agent"])
+        if score >= self.evidence.data_override:
+            why = f"{score:.2f} >= {self.evidence.data_override:.2f}"
+        elif own is not None and score >= self.data_threshold and score > own:
+            why = f"{score:.2f}, the {found['agent']} agent's own data {own:.2f}"
+        else:
+            return found
+        return decision(
+            [name], "data", score, f"the {name} agent's data matches ({why}), above "
+            f"{found['reason']}",
+        )  # fmt: skip
+
+    def weigh(
+        self, found: RouteDecision, scores: dict[str, float], sims: dict[str, float]
+    ) -> RouteDecision:
+        """A data or similarity decision checked against the other tier's evidence."""
+        ev = self.evidence
+        chosen = found["agent"]
+        if found["method"] == "data" and sims and found["confidence"] < ev.data_override:
+            best, sim = max(sims.items(), key=lambda kv: kv[1])
+            if best != chosen and sim >= ev.semantic_strong:
+                return decision(
+                    [best], "semantic", sim,
+                    f"most similar to {best} ({sim:.2f}), above the {chosen} agent's data "
+                    f"({found['confidence']:.2f} < {ev.data_override:.2f})",
+                )  # fmt: skip
+        if found["method"] == "semantic" and chosen != self.registry.default and scores:
+            best, score = max(scores.items(), key=lambda kv: kv[1])
+            # an agent whose probe found none of its data (or that has no probe) is not weighed:
+            # no evidence either way (a user with no events yet still books one)
+            own = scores.get(chosen)
+            if best != chosen and own is not None and score >= ev.data_support and score > own:
+                return decision(
+                    [best], "data", score,
+                    f"the {best} agent's data ({score:.2f}) outweighs the {chosen} agent's "
+                    f"({own:.2f}), which only resembles the message",
+                )  # fmt: skip
+        return found
 
     # --- 4. LLM --------------------------------------------------------------------------
     async def by_llm(self, text: str) -> RouteDecision | None:
@@ -231,12 +367,17 @@ class Router:
         """Route `text` (sent by `owner`, whose data the probes search): the first method
         that is sure wins."""
         found = self.by_keywords(text)
-        if found is not None:
+        if found is not None and not self._weak(text, found):
             return found
         scores = await self.data_scores(text, owner)
+        if found is not None:  # weak keywords: weighed against the agents' data
+            return self.weigh_keywords(found, scores)
         found = self.by_data(scores)
+        sims = await asyncio.to_thread(self.similarities, text)
         if found is None:
-            found = await asyncio.to_thread(self.by_similarity, text)
+            found = await asyncio.to_thread(self.by_similarity, text, sims)
+        if found is not None:
+            found = self.weigh(found, scores, sims)
         if found is None:
             found = await self.by_llm(text)
         if found is None:

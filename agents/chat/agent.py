@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import SystemMessage
@@ -18,8 +18,14 @@ from langgraph.graph import START, StateGraph
 from langgraph.runtime import Runtime
 from pydantic import BaseModel, Field
 
-from agents.chat.prompts import ASK_AGENT, CHAT_SYSTEM, NO_AGENT_MATCHED, NO_MODEL_ANSWER
-from agents.contract.context import AgentServices, RunContext, services_of
+from agents.chat.prompts import (
+    ASK_AGENT,
+    ASK_HOW,
+    CHAT_SYSTEM,
+    NO_AGENT_MATCHED,
+    NO_MODEL_ANSWER,
+)
+from agents.contract.context import AgentServices, RunContext, context_of, services_of
 from agents.contract.messages import last_user_text
 from agents.contract.quality import gated
 from agents.contract.spec import AgentCard, AgentGraph, AgentSpec
@@ -64,18 +70,31 @@ def capabilities(peers: Sequence[AgentCard]) -> str:
     return "\n".join(lines) or "- (no specialist agents are registered)"
 
 
-def ask_request(agent: str, message: str) -> str:
-    """The exact request that sends ``message`` to ``agent`` (a /chat body, bounded)."""
+Client = Literal["rest", "agent_server"] | None
+
+
+def ask_request(agent: str, message: str, client: Client = "rest") -> str:
+    """The exact request that sends ``message`` to ``agent`` in the client the user is in: a
+    /chat body (REST), the assistant id to pick (Agent Server clients such as agent-chat-ui,
+    which cannot set request fields), or the graph's input (the graph used directly)."""
+    if client == "agent_server":
+        return f"assistant id `{agent}`"
     text = " ".join(message.split())
     if len(text) > ASK_MESSAGE_CHARS:
         text = text[: ASK_MESSAGE_CHARS - 1].rstrip() + "…"
-    return json.dumps({"message": text or "<your message>", "agent": agent}, ensure_ascii=False)
+    text = text or "<your message>"
+    if client == "rest":
+        return json.dumps({"message": text, "agent": agent}, ensure_ascii=False)
+    body = {"messages": [{"type": "human", "content": text}], "target_agent": agent}
+    return json.dumps(body, ensure_ascii=False)
 
 
-def offline_answer(state: AgentState, peers: Sequence[AgentCard], provider: str) -> str:
+def offline_answer(
+    state: AgentState, peers: Sequence[AgentCard], provider: str, client: Client = "rest"
+) -> str:
     """What chat says without a model: that it cannot converse, why the message came here,
-    and for every other agent what it does and the exact request that asks it directly,
-    so a message another agent can answer never ends here."""
+    and for every other agent what it does and the exact request that asks it directly in
+    the client at hand, so a message another agent can answer never ends here."""
     route = state.get("route")
     # the router's reason says why (for the default: the closest data match, if any)
     routing = f"Your message came to me: {route['reason']}." if route else NO_AGENT_MATCHED
@@ -84,7 +103,7 @@ def offline_answer(state: AgentState, peers: Sequence[AgentCard], provider: str)
         ASK_AGENT.format(
             name=agent.name,
             description=agent.description,
-            request=ask_request(agent.name, message),
+            request=ask_request(agent.name, message, client),
             example=f'\n  For example: "{agent.examples[0]}"' if agent.examples else "",
         )
         for agent in peers
@@ -93,6 +112,7 @@ def offline_answer(state: AgentState, peers: Sequence[AgentCard], provider: str)
     return NO_MODEL_ANSWER.format(
         provider=provider,
         routing=routing,
+        how=ASK_HOW[client],
         capabilities="\n".join(lines) or "- (no specialist agents are registered)",
     )
 
@@ -126,7 +146,7 @@ def make_chat_node(peers: Sequence[AgentCard]) -> Any:
         if model is None:
             answer = AgentAnswer(
                 agent=NAME,
-                answer=offline_answer(state, peers, services.provider),
+                answer=offline_answer(state, peers, services.provider, context_of(runtime).client),
                 method="offline",
             )
             return {"agent_answers": {NAME: answer}}

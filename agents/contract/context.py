@@ -16,7 +16,7 @@ import asyncio
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Annotated, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 from pydantic.json_schema import SkipJsonSchema
@@ -137,6 +137,15 @@ class RunContext(BaseModel):
         exclude=True,
         description="Who the run acts for (the API key's owner id): the scope of the data an "
         "agent may read or change. Set by the app, never by the caller's input.",
+    )
+
+    client: SkipJsonSchema[Literal["rest", "agent_server"] | None] = Field(
+        default=None,
+        exclude=True,
+        description="Which interface started the run: `rest` (POST /chat and the REST API), "
+        "`agent_server` (the Agent Server API: agent-chat-ui, langgraph-sdk), or None (the "
+        "graph used directly, e.g. by `langgraph dev`). Set by the app, so that answers "
+        "suggest what works in the client at hand.",
     )
 
     @field_validator("services")

@@ -9,17 +9,33 @@ relevance to the message (0..1: the dense similarity and the share of the messag
 chunk holds, weighted by ``lambda_mult``). It does not depend on the other hits, so one
 threshold (ROUTE_DATA_THRESHOLD, calibrated by ``bench/routing.py``) holds across messages.
 
+Per-passage evidence (issue 28): a chunk is several passages, and a short question ("who do I
+escalate to after 20 minutes?") matches one sentence of it ("Escalation goes to the team lead
+after 20 minutes") while its similarity to the whole chunk stays low. So the best few hits are
+also read passage by passage (their sentences, each with the chunk's heading): a passage's
+score is the idf-weighted share of the message's content words it holds, compared as Snowball
+stems (so "escalate" meets "Escalation", "reimbursed" meets "reimbursable") and with adjacent
+words joined ("roll back" meets "rollback"). A word no document holds has the highest idf, so
+a message about something else ("cancel my haircut") keeps a low share. The probe's score is
+the better of the chunk's relevance and the best passage's share scaled by
+ROUTE_PASSAGE_WEIGHT (lexical evidence alone is worth less than both legs together).
+
 Skipped (None) when the message has no words to search for, the knowledge base is empty, or
 it cannot be opened.
 """
 
 from __future__ import annotations
 
+import asyncio
+import re
+
 from agents.contract.context import AgentServices
 from agents.knowledge.common import store_for
 from agents.knowledge.nodes import LAMBDA_CEILING, LAMBDA_FLOOR
 from agents.knowledge.strategies import evaluate_query, strip_meta
-from agents.knowledge.text import content_terms
+from agents.knowledge.text import QUESTION_WORDS, STOPWORDS, content_terms, sentences, words
+from agents.knowledge.types import SearchHit
+from tools.knowledge.analysis import analyze
 from tools.knowledge.schema import KnowledgeEngineError
 
 #: Characters of a message the probe searches with: a question is shorter; a pasted file is
@@ -52,7 +68,84 @@ async def knowledge_probe(message: str, services: AgentServices, owner: str) -> 
         # the knowledge base cannot be opened (e.g. a Postgres without pgvector): /health
         # reports it once; the router asks every turn and needs no warning each time
         return None
+    settings = services.settings
     weight = evaluate_query(query, floor=LAMBDA_FLOOR, ceiling=LAMBDA_CEILING).lambda_mult
-    result = await store.search(query, lambda_mult=weight, top_k=1, rerank=False, score_rerank=True)
+    # the passages' idf is fetched while the search runs (one more query, no longer wait)
+    result, idf = await asyncio.gather(
+        store.search(
+            query, lambda_mult=weight, top_k=settings.route_passage_hits, rerank=False,
+            score_rerank=True,
+        ),
+        asyncio.to_thread(store.engine.idf, store.owner, passage_stems(query)),
+    )  # fmt: skip
     scores = [h.relevance for h in result.hits if h.relevance is not None]
-    return max(scores) if scores else None
+    if not scores:
+        return None
+    passage = passage_score(query, result.hits, idf)
+    return max(max(scores), settings.route_passage_weight * passage)
+
+
+#: Words that frame a question about a term rather than name its subject ("what does DRI
+#: stand for?", "what is meant by SLO?"): not counted as words a passage must hold.
+FRAME_WORDS = frozenset({"stand", "stands", "mean", "means", "meant", "meaning", "definition"})
+
+
+#: "how long", "how much", ...: the word after "how" asks for a quantity, it names nothing.
+_HOW = re.compile(r"\bhow\s+(?:long|much|many|often|soon|far|big|old)\b", re.IGNORECASE)
+
+
+def passage_words(query: str) -> list[str]:
+    """The message's content words (no stop or question words, no framing words such as the
+    "long" of "how long", and no contraction of one: "what's", "how's"), in order."""
+    return [
+        w
+        for w in words(_HOW.sub(" ", query))
+        if len(w) > 1 and not {w, w.split("'")[0]} & (STOPWORDS | QUESTION_WORDS | FRAME_WORDS)
+    ]
+
+
+def is_definition(query: str) -> bool:
+    """A question about what a term means ("what does DRI stand for?")."""
+    return any(w in FRAME_WORDS for w in words(query))
+
+
+def passages(hit: SearchHit) -> list[set[str]]:
+    """The index terms of each passage of a hit: its sentences, each with the heading."""
+    heading = set(analyze(f"{hit.title} {hit.heading or ''}"))
+    return [heading | set(analyze(sentence)) for sentence in sentences(hit.text)]
+
+
+def passage_stems(query: str) -> list[str]:
+    """The index terms (Snowball stems) of the message's content words, without repeats."""
+    return list(dict.fromkeys(t for w in passage_words(query) for t in analyze(w)))
+
+
+def passage_score(query: str, hits: list[SearchHit], idf: dict[str, float]) -> float:
+    """The best passage's idf-weighted share of the message's content words (0..1), with
+    ``idf`` the knowledge base's idf of `passage_stems(query)`.
+
+    Words are compared as index terms (Snowball stems); two adjacent words also count as found
+    when a passage holds them joined ("roll back" in a passage saying "rollback")."""
+    kept = passage_words(query)
+    stems = [analyze(w) for w in kept]
+    single = list(dict.fromkeys(t for terms in stems for t in terms))
+    total = sum(idf.get(t, 0.0) for t in single)
+    if total <= 0 or not hits:
+        return 0.0
+    # joined pair -> the stems of the two words it stands in for
+    pairs: dict[str, list[str]] = {}
+    for i in range(len(kept) - 1):
+        for joined in analyze(kept[i] + kept[i + 1]):
+            pairs[joined] = stems[i] + stems[i + 1]
+    best = 0.0
+    for hit in hits:
+        for held in passages(hit):
+            found = {t for t in single if t in held}
+            for joined, parts in pairs.items():
+                if joined in held:
+                    found.update(parts)
+            # one shared word is no evidence that the passage answers the message ("name" in
+            # "what's your name?"), unless the message asks what that one term means
+            if len(found) >= 2 or (found and len(single) == 1 and is_definition(query)):
+                best = max(best, sum(idf.get(t, 0.0) for t in found) / total)
+    return round(min(1.0, best), 6)

@@ -111,6 +111,11 @@ async def event_stream(
                 if record is None or record.get("status") in TERMINAL:
                     if record is not None and await runs.read_events(run_id, after):
                         continue
+                    # finished, but its worker has not released the thread yet (it sends the
+                    # terminal event once it has): a client that saw `end` must not find the
+                    # thread still busy
+                    if record is not None and await services.sessions.holds(thread_id, run_id):
+                        continue
                     finished = True
                     if record is not None and record.get("status") == "failed":
                         message = {

@@ -18,6 +18,7 @@ from langgraph.errors import InvalidUpdateError
 from langgraph.types import StateUpdate
 
 from app.agent_server.access import (
+    assistants,
     claim_thread,
     live_status,
     not_found,
@@ -241,6 +242,23 @@ def _matches(metadata: dict[str, Any], wanted: dict[str, Any] | None) -> bool:
     return all(metadata.get(k) == v for k, v in (wanted or {}).items())
 
 
+def _by_assistant(services: Services, wanted: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A ``graph_id`` that names an agent's assistant means the threads run with it.
+
+    agent-chat-ui lists threads with ``metadata.graph_id`` = the Assistant ID it was given when
+    that is a name (``assistant_id`` when it is a UUID); every thread's graph is
+    ``switchyard``, but a run stamps the assistant it ran with (``assistant_id``), so an
+    agent's name as the UI's assistant id lists the threads talked to through that agent.
+    """
+    if not wanted or "assistant_id" in wanted or not isinstance(wanted.get("graph_id"), str):
+        return wanted
+    for found in assistants(services):
+        if found.agent is not None and wanted["graph_id"] == found.name:
+            rest = {k: v for k, v in wanted.items() if k != "graph_id"}
+            return {**rest, "assistant_id": found.assistant_id}
+    return wanted
+
+
 async def _candidates(
     services: Services,
     who: Caller,
@@ -251,6 +269,7 @@ async def _candidates(
     values: dict[str, Any] | None,
 ) -> list[tuple[SessionInfo, str]]:
     """The caller's threads that pass the filters, with their live status, oldest first."""
+    metadata = _by_assistant(services, metadata)
     owned = await services.sessions.owned_ids(who.owner)
     if ids is not None:
         wanted = set(ids)

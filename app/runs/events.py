@@ -14,7 +14,13 @@ from a checkpoint) and ends with ``done``, ``failed`` or ``cancelled`` (the work
   ``stream_subgraphs`` the events of a subgraph are named ``<mode>|<namespace>``; without it
   only the root graph's events are sent, except the answer tokens of the agents' answer nodes
   (every Switchyard answer comes from inside an agent's subgraph, so a chat client without
-  ``stream_subgraphs`` would otherwise see no tokens at all).
+  ``stream_subgraphs`` would otherwise see no tokens at all). ``values`` are the thread's
+  state only: a subgraph's values are never sent, because the JS SDK's stream manager (under
+  agent-chat-ui's ``useStream``) takes every ``values|<namespace>`` event outside a ``tools:``
+  namespace as the thread's state, and an agent's working state holds no conversation (the
+  chat would empty while the agent works). A subgraph's steps still come as
+  ``updates|<namespace>``, its tokens as ``messages|<namespace>``, its state from
+  ``GET /threads/{id}/state?subgraphs=true``.
 """
 
 from __future__ import annotations
@@ -80,6 +86,8 @@ class EventMapper:
             return []
         if not namespace:
             return [(mode, dumps(chunk))]
+        if mode == "values":  # the thread's state is the root's (see the module's docstring)
+            return []
         if self.spec.subgraphs:
             return [(f"{mode}|{'|'.join(namespace)}", dumps(chunk))]
         return []

@@ -382,7 +382,11 @@ class RunWorker:
         stream: Any = self.graph.astream(
             inp,
             config,
-            context=self.context(payload.get("options") or {}, owner=owner or "anonymous"),
+            context=self.context(
+                payload.get("options") or {},
+                owner=owner or "anonymous",
+                client="agent_server" if spec.kind == "agent" else "rest",
+            ),
             stream_mode=cast(Any, mapper.modes),
             subgraphs=True,
             durability=spec.durability,

@@ -96,7 +96,8 @@ async def test_stream_a_chat_run_then_read_state_and_history(server: ApiProcess)
     assert state["values"]["messages"][-1]["content"] == "one two three four"
     assert state["next"] == [] and state["checkpoint"]["thread_id"] == thread_id
     history = await client.threads.get_history(thread_id, limit=100)
-    assert len(history) >= 5 and history[0]["checkpoint"] == state["checkpoint"]
+    # a turn is four checkpoints: its input, ingest (routes too), the agent (ends the turn), end
+    assert len(history) == 4 and history[0]["checkpoint"] == state["checkpoint"]
     run_id = events[0].data["run_id"]
     assert {h["metadata"].get("run_id") for h in history} == {run_id}
     older = await client.threads.get_state(
@@ -267,7 +268,7 @@ def test_remote_graph_streams_interrupts_and_resumes(server: ApiProcess) -> None
     final = remote.invoke(Command(resume="approved"), config)
     assert final["answer"] == "do: ship -> approved"
     history = list(remote.get_state_history(config, limit=50))
-    assert history[0].values["answer"] == "do: ship -> approved" and len(history) > 5
+    assert history[0].values["answer"] == "do: ship -> approved" and len(history) == 4
 
 
 async def test_fork_from_a_checkpoint(server: ApiProcess) -> None:

@@ -123,6 +123,21 @@ def test_answer_tokens_stream_without_subgraphs_other_tokens_do_not() -> None:
     assert nested.events(("chat:1",), "updates", {"n": {}}) == [("updates|chat:1", '{"n":{}}')]
 
 
+def test_subgraph_values_are_never_presented_as_the_threads_state() -> None:
+    """The JS SDK takes every ``values|<ns>`` event as the thread's state: an agent's working
+    state (no conversation) must not reach it, with ``stream_subgraphs`` either."""
+    mapper = EventMapper(
+        RunSpec(kind="agent", stream_modes=["values", "updates"], subgraphs=True),
+        lambda a, n: True,
+    )
+    assert mapper.events(("analytics:1",), "values", {"agent_answers": {}}) == []
+    assert mapper.events(("analytics:1", "answer_with_plan:2"), "values", {"messages": []}) == []
+    assert mapper.events((), "values", {"messages": []}) == [("values", '{"messages":[]}')]
+    assert mapper.events(("analytics:1",), "updates", {"n": {}}) == [
+        ("updates|analytics:1", '{"n":{}}')
+    ]
+
+
 def test_legacy_messages_mode_completes_each_streamed_message_once() -> None:
     """Tokens of the older ``messages`` mode end in one ``messages/complete`` per message, also
     when LangGraph never sends the message whole (it was streamed under the same id)."""

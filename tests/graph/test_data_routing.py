@@ -148,7 +148,9 @@ async def test_chat_without_a_model_names_the_exact_request_for_each_agent(
     assert "No language model is configured" in answer
     # why it came here, including the closest data match
     assert "the closest data match was the vault agent's, 0.20 <" in answer
-    request = json.dumps({"message": message, "agent": "vault"})
+    # the graph used directly (no app): the request is the graph's input
+    body = {"messages": [{"type": "human", "content": message}], "target_agent": "vault"}
+    request = json.dumps(body)
     assert f"- vault: Finds things you stored.\n  Ask it: {request}" in answer
     assert 'For example: "Where are my keys?"' in answer
     # the request it names is exact: sent as it says, the agent answers

@@ -8,7 +8,8 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
 
-from agents.chat.agent import chat_agent
+from agents.chat.agent import chat_agent, offline_answer
+from agents.contract.spec import AgentCard
 from tests.graph.conftest import answering_agent
 from tests.support.graphs import BoundGraph
 from tests.support.scripted import ScriptedChatModel
@@ -89,7 +90,8 @@ async def test_per_turn_fields_reset_each_turn(make_graph: Callable[..., BoundGr
     assert second["agent_contexts"]["chat"]["turns_handled"] == 2
     assert second["agent_contexts"]["chat"]["last_turn"] == 2
     assert second["agent_contexts"]["chat"]["last_method"] == "offline"
-    assert set(second["stage_ms"]) == {"ingest", "route", "chat", "detect_handoff", "finalize"}
+    # a lone agent ends its turn in its own step: detect_handoff and finalize do not run
+    assert set(second["stage_ms"]) == {"ingest", "route", "chat"}
     assert second["created_at"] == first["created_at"] <= second["updated_at"]
 
 
@@ -109,6 +111,19 @@ async def test_chat_without_a_model_explains_what_works(
     assert "- recipes: Cooking and baking." in answer
     assert "How long do I bake bread?" in answer
     assert state["agent_answers"]["chat"]["method"] == "offline"
+
+
+def test_the_no_model_reply_suggests_what_works_in_the_client_at_hand() -> None:
+    """An agent-chat-ui user cannot send `/chat` fields: the reply names the assistant id."""
+    peers = [AgentCard("analytics", "Answers questions about your data.")]
+    state: dict[str, object] = {"messages": [HumanMessage("hello")], "route": None}
+    ui = offline_answer(state, peers, "none", "agent_server")  # type: ignore[arg-type]
+    assert "POST /chat" not in ui and "target_agent" not in ui
+    assert "as the assistant id" in ui and "Ask it: assistant id `analytics`" in ui
+    rest = offline_answer(state, peers, "none", "rest")  # type: ignore[arg-type]
+    assert "POST /chat" in rest and '"agent": "analytics"' in rest
+    direct = offline_answer(state, peers, "none", None)  # type: ignore[arg-type]
+    assert '"target_agent": "analytics"' in direct and "POST /chat" not in direct
 
 
 async def test_chat_with_a_model_answers_from_the_conversation(

@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
-from bench.routing import DEFAULT_DATA, SPLITS, load_rows, main
+from bench.routing import (
+    DEFAULT_DATA,
+    DEFAULT_FROZEN,
+    DEFAULT_HANDBOOK,
+    HELD_OUT,
+    SPLITS,
+    labeled_sets,
+    load_rows,
+    main,
+)
 from graph.workflow import build_registry
 
 
@@ -53,3 +63,13 @@ def test_the_bench_routes_a_sample_and_skips_agents_not_registered(
     figures = json.loads(out[out.index("\n{\n") :])
     assert figures["per_agent"]["knowledge"]["recall"] == 1.0
     assert figures["methods"]["data"] == 2
+
+
+def test_the_frozen_independent_set_loads_with_its_data() -> None:
+    rows = load_rows(DEFAULT_FROZEN / "messages.jsonl")
+    splits = Counter(r.split for r in rows)
+    assert splits["frozen"] >= 150 and splits["calibration"] > 0 and "frozen" in HELD_OUT
+    args = argparse.Namespace(data=None, handbook=DEFAULT_HANDBOOK, frozen=None, no_frozen=False)
+    own, frozen = labeled_sets(args)
+    assert frozen.personal == DEFAULT_FROZEN / "personal.json" and frozen.handbook.is_dir()
+    assert own.personal is None
