@@ -167,7 +167,10 @@ class RunWorker:
         loop = asyncio.get_running_loop()
         next_autoclaim = 0.0
         queue_down = False
-        while True:
+        # The flag, not only the cancel, ends the loop: a cancel that lands as redis-py's socket
+        # timeout fires is turned into a TimeoutError and retried by redis-py, and the loop then
+        # went on reading forever, so stop() (and the app's shutdown) never returned.
+        while not self._stopping:
             free = self._free_slots()
             if free <= 0:
                 await asyncio.wait(

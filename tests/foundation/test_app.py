@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import subprocess
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -137,6 +139,33 @@ def test_oversized_body_is_rejected_before_reading(make_settings: Callable[..., 
         response = client.post("/health", content=b"x" * 5000)
     assert response.status_code == 413
     assert "MAX_REQUEST_BYTES" in response.json()["error"]["message"]
+
+
+def test_shutdown_returns_when_a_queue_read_swallows_the_cancel(
+    make_settings: Callable[..., Settings],
+) -> None:
+    """A cancel that lands as redis-py's socket timeout fires comes back as a TimeoutError that
+    redis-py retries, so the worker's read swallows it; the app's shutdown hung on the run
+    worker's loop (seen about once in ten starts and stops on a loaded machine)."""
+    client = TestClient(create_app(make_settings()))
+    client.__enter__()
+    worker = client.app.state.services.worker  # type: ignore[attr-defined]
+    reading = threading.Event()
+
+    async def swallowing_read(count: int) -> list[tuple[str, str | None]]:
+        reading.set()
+        try:
+            await asyncio.sleep(0.2)  # a blocking XREADGROUP
+        except asyncio.CancelledError:
+            pass  # what redis-py's retry of its own timeout does to a cancel
+        return []
+
+    worker._read_new = swallowing_read
+    assert reading.wait(60), "the run worker never read its queue"
+    closing = threading.Thread(target=client.__exit__, args=(None, None, None), daemon=True)
+    closing.start()
+    closing.join(60)
+    assert not closing.is_alive(), "the app's shutdown waited for the run worker forever"
 
 
 def _alive(pid: int) -> bool:
