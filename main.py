@@ -110,7 +110,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return ingest(settings, args.paths, quiet=args.quiet, as_json=args.json)
     if args.command == "seed-analytics":
-        from app.analytics_component import seed_command
+        from app.components.analytics import seed_command
 
         return seed_command(settings, force=args.force, as_json=args.json)
     if args.command == "config":

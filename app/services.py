@@ -19,7 +19,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from agents.contract.context import AgentOptions, AgentServices, RunContext, options_model_for
 from agents.knowledge.store import KnowledgeStore
-from app.components import Components, open_components
+from app.components.base import Components, open_components
 from app.runs.store import RunStore
 from app.runs.threads import ThreadRuns
 from app.runs.worker import RunWorker

@@ -28,7 +28,7 @@ from pydantic import Field, create_model
 from pydantic.json_schema import SkipJsonSchema
 
 from agents.contract.context import AgentServices
-from app.components import open_components
+from app.components.base import open_components
 from app.storage import open_stores
 from checkpointer.aio import AsyncRedisSaver
 from config import Settings, load_settings

@@ -18,7 +18,7 @@ columns, rows capped at ANALYTICS_ROW_CAP, analysis, recommendations, chart with
 root_cause), and `agent_contexts["analytics"]`.
 
 The tools read the run's `AnalyticsContext`: the reader pool and limits the app opened
-(`app/analytics_component.py` provides it to the agents' services), with the run's owner (the
+(`app/components/analytics.py` provides it to the agents' services), with the run's owner (the
 API key's owner id, never a caller-supplied user id) as the user. Progress events of the tools
 reach the root stream (`/chat/stream` forwards them as `progress`), and the model's tokens stream
 from the agent's `model` node.
@@ -63,7 +63,7 @@ log = logging.getLogger(__name__)
 MODEL_NODE = "model"
 NOT_OPEN = (
     "The analytics database is not open in this process: the app opens it at start-up "
-    "(app/analytics_component.py)."
+    "(app/components/analytics.py)."
 )
 
 

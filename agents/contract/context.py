@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 from pydantic.json_schema import SkipJsonSchema
 
 from config import LLMRole, Settings
+from tools.operations import EngineNotOpen
 
 if TYPE_CHECKING:
     from langchain_core.embeddings import Embeddings
@@ -96,6 +97,20 @@ class AgentServices:
                     )
                 found = self._resources[kind] = make()
             return found
+
+    def engine(self, kind: type[T]) -> T:
+        """The engine of ``kind`` the app opened; :class:`EngineNotOpen` when it is not open.
+
+        The one rule for a missing engine (operations, tools and routes all go through it).
+        """
+        with self._lock:
+            found = self._resources.get(kind)
+        if found is None:
+            raise EngineNotOpen(
+                f"the {kind.__name__} is not open in this process: its component did not start "
+                "(see /health and the start-up log for the setting to fix)"
+            )
+        return found
 
     async def aresource(self, kind: type[T], make: Callable[[], T] | None = None) -> T:
         """:meth:`resource` without blocking the event loop the first time."""

@@ -54,7 +54,7 @@ KINDS: dict[str, Kind] = {"task": "task", "food": "meal", "event": "event"}
 BOOKKEEPING = ("turns_handled", "last_turn", "last_answered_at", "last_method", "handoff")
 NOT_OPEN = (
     "The personal data store is not open in this process: the app opens it at start-up "
-    "(app/personal_component.py)."
+    "(app/components/personal.py)."
 )
 
 

@@ -22,23 +22,20 @@ import asyncio
 import logging
 import time
 from contextlib import AsyncExitStack
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from langgraph.store.base import BaseStore
 from langgraph.store.postgres import AsyncPostgresStore
 from psycopg_pool import AsyncConnectionPool
 from qdrant_client import QdrantClient
 
-from app.storage import Dependency, StartupError
+from app.components.base import Components
+from app.storage import Dependency, StartupError, Stores
 from config import Settings
 from tools.personal.pgvector import PgVectorItemIndex
 from tools.personal.service import PersonalLimits, PersonalService
 from tools.personal.vectors import ItemVectorIndex, QdrantItemIndex, VectorIndexError
 from tools.personal.webhooks import WebhookConfig, WebhookSender
-
-if TYPE_CHECKING:  # app.components lists this module's starter: no import cycle at run time
-    from app.components import Components
-    from app.storage import Stores
 
 log = logging.getLogger(__name__)
 

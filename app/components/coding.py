@@ -18,14 +18,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from app.components.base import Components
 from app.storage import Dependency
 from tools.coding import CodingToolkit
 from tools.sandbox import Sandbox
-
-if TYPE_CHECKING:  # app.components lists this module's starter: no import cycle at run time
-    from app.components import Components
 
 log = logging.getLogger(__name__)
 

@@ -23,12 +23,13 @@ import json
 import logging
 import sys
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import AsyncConnectionPool
 
+from app.components.base import Components
 from app.storage import Dependency, EmbeddedPostgres, StartupError
 from config import Settings, redact_url
 from tools.analytics.chartstore import ChartStore
@@ -37,9 +38,6 @@ from tools.analytics.dataset import DATASET_VERSION
 from tools.analytics.executor import open_reader_pool, reader_conninfo
 from tools.analytics.schema import MARKER_TABLE, SCHEMA
 from tools.analytics.seed import SeedError, SeedReport, ensure_seeded
-
-if TYPE_CHECKING:  # app.components lists this module's starter: no import cycle at run time
-    from app.components import Components
 
 log = logging.getLogger(__name__)
 

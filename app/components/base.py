@@ -1,25 +1,27 @@
-"""Engines the app opens for agents at start-up (sandbox, analytics database, personal data).
+"""What a component is: the engine of one capability, opened at start-up and closed at shutdown.
 
-Each component is one ``start(components)`` function in a module of its own under ``app/``: it
+Each component is one ``start(components)`` function in a module of its own under
+``app/components/`` (one per capability; :mod:`app.components.registry` lists them): it
 opens its engine with ``components.settings`` and ``components.stores``, registers it with the
 agents' services (``components.agents.provide(engine)``, which the agent's build and nodes
 read), pushes its closing onto ``components.stack``, and may add a health check (shown by
 ``/health``) and a metrics source (shown by ``/metrics``). The API (`app.services`) and Studio
 (`app.studio`) open every component of :data:`STARTERS` before the graph is compiled (a
 prebuilt agent is compiled with its engine's tools).
+
+A component that could not open its engine does not provide it: every operation that needs it
+then answers :class:`tools.operations.EngineNotOpen` (503 on a route, an error message to an
+agent's model), the one rule for a missing engine.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from typing import Any
 
 from agents.contract.context import AgentServices
-from app.analytics_component import start_analytics
-from app.coding_component import start_coding
-from app.personal_component import start_personal
 from app.storage import Dependency, Stores
 from config import Settings
 
@@ -47,15 +49,22 @@ class Components:
 #: ``start(components)``: open one component.
 Starter = Callable[[Components], Awaitable[None]]
 
-#: Every component, opened in this order (closed in reverse).
-STARTERS: list[Starter] = [start_coding, start_analytics, start_personal]
 
+async def open_components(
+    settings: Settings,
+    agents: AgentServices,
+    stores: Stores,
+    starters: Sequence[Starter] | None = None,
+) -> Components:
+    """Open every component of ``starters`` (default: the registry's), closed by
+    ``Components.aclose`` (also when one fails)."""
+    if starters is None:
+        from app.components.registry import STARTERS
 
-async def open_components(settings: Settings, agents: AgentServices, stores: Stores) -> Components:
-    """Open every component (closed by ``Components.aclose``, also when one fails)."""
+        starters = STARTERS
     components = Components(settings, agents, stores)
     try:
-        for start in STARTERS:
+        for start in starters:
             await start(components)
     except BaseException:
         await components.aclose()
