@@ -20,6 +20,7 @@ from app.errors import (
     REDIS_OUTAGES,
     DependencyUnavailable,
     http_error,
+    operation_error,
     unavailable_error,
     unexpected_error,
     validation_error,
@@ -39,6 +40,7 @@ from config import Settings, get_settings
 from graph.registry import AgentRegistry
 from graph.workflow import build_registry
 from tools.knowledge.schema import KnowledgeEngineError
+from tools.operations import OperationError
 
 log = logging.getLogger("switchyard")
 
@@ -90,6 +92,7 @@ def create_app(
     app.state.settings = settings
     app.add_exception_handler(HTTPException, http_error)
     app.add_exception_handler(RequestValidationError, validation_error)
+    app.add_exception_handler(OperationError, operation_error)
     outages: tuple[type[Exception], ...] = (
         DependencyUnavailable,
         *REDIS_OUTAGES,

@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException
 
 from tools.knowledge.schema import KnowledgeEngineError
+from tools.operations import EngineNotOpen, OperationError
 
 log = logging.getLogger("switchyard")
 
@@ -93,6 +94,17 @@ async def http_error(request: Request, exc: Exception) -> JSONResponse:
     for name, value in (exc.headers or {}).items():
         response.headers[name] = value
     return response
+
+
+async def operation_error(request: Request, exc: Exception) -> JSONResponse:
+    """An operation's refusal (tools.operations.OperationError): its status, its message.
+
+    A route calls an operation and lets this answer; a missing engine is 503 like any outage.
+    """
+    assert isinstance(exc, OperationError)
+    if isinstance(exc, EngineNotOpen):
+        return error_response(exc.status, str(exc), dependency="engine")
+    return error_response(exc.status, str(exc))
 
 
 async def validation_error(request: Request, exc: Exception) -> JSONResponse:
