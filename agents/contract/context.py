@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 from pydantic.json_schema import SkipJsonSchema
 
 from config import LLMRole, Settings
-from tools.operations import EngineNotOpen
+from tools.operations import EngineNotOpen, OperationContext
 
 if TYPE_CHECKING:
     from langchain_core.embeddings import Embeddings
@@ -225,3 +225,13 @@ def context_of(runtime: Runtime[Any]) -> RunContext:
 def services_of(runtime: Runtime[Any]) -> AgentServices:
     """The run's services."""
     return context_of(runtime).require_services()
+
+
+def operation_context(runtime: Runtime[Any] | Any) -> OperationContext:
+    """The caller of an operation inside a run: the run's owner and the process's engines.
+
+    Accepts a node's ``Runtime`` or a tool's ``ToolRuntime`` (both carry the run's context), so
+    it is the ``context_of`` an agent passes to :meth:`tools.operations.Operation.as_tool`.
+    """
+    context = context_of(runtime)
+    return OperationContext(owner=context.owner, engines=context.require_services())

@@ -5,9 +5,9 @@ Each component is one ``start(components)`` function in a module of its own unde
 opens its engine with ``components.settings`` and ``components.stores``, registers it with the
 agents' services (``components.agents.provide(engine)``, which the agent's build and nodes
 read), pushes its closing onto ``components.stack``, and may add a health check (shown by
-``/health``) and a metrics source (shown by ``/metrics``). The API (`app.services`) and Studio
-(`app.studio`) open every component of :data:`STARTERS` before the graph is compiled (a
-prebuilt agent is compiled with its engine's tools).
+``/health``) and a metrics source (shown by ``/metrics``). The API (`app.services`) and
+Studio (`app.studio`) open every component of :data:`~app.components.registry.COMPONENTS`
+before the graph is compiled (a prebuilt agent is compiled with its engine's tools).
 
 A component that could not open its engine does not provide it: every operation that needs it
 then answers :class:`tools.operations.EngineNotOpen` (503 on a route, an error message to an
@@ -16,14 +16,17 @@ agent's model), the one rule for a missing engine.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from typing import Any
 
+from fastapi import APIRouter
+
 from agents.contract.context import AgentServices
 from app.storage import Dependency, Stores
 from config import Settings
+from tools.operations import Operation, OperationRegistry
 
 #: A health check: the component's dependency state (status ok/error, reason, latency).
 HealthCheck = Callable[[], Awaitable[Dependency]]
@@ -50,22 +53,43 @@ class Components:
 Starter = Callable[[Components], Awaitable[None]]
 
 
+@dataclass(frozen=True)
+class Component:
+    """One capability's part of the app: how its engine opens, its operations, its routes.
+
+    :mod:`app.components.registry` lists one per capability; the API opens their engines in
+    order (:func:`open_components`), serves their operations (the registry the MCP server and
+    the agents' tools share) and includes their routers.
+    """
+
+    name: str
+    start: Starter | None = None
+    operations: Sequence[Operation[Any, Any]] = ()
+    router: APIRouter | None = None
+
+
+def operation_registry(components: Iterable[Component]) -> OperationRegistry:
+    """Every operation of ``components`` (names unique across them)."""
+    return OperationRegistry(op for component in components for op in component.operations)
+
+
 async def open_components(
     settings: Settings,
     agents: AgentServices,
     stores: Stores,
-    starters: Sequence[Starter] | None = None,
+    listed: Sequence[Component] | None = None,
 ) -> Components:
-    """Open every component of ``starters`` (default: the registry's), closed by
+    """Open the engine of every component of ``listed`` (default: the registry's), closed by
     ``Components.aclose`` (also when one fails)."""
-    if starters is None:
-        from app.components.registry import STARTERS
+    if listed is None:
+        from app.components.registry import COMPONENTS
 
-        starters = STARTERS
+        listed = COMPONENTS
     components = Components(settings, agents, stores)
     try:
-        for start in starters:
-            await start(components)
+        for component in listed:
+            if component.start is not None:
+                await component.start(components)
     except BaseException:
         await components.aclose()
         raise

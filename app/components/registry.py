@@ -1,11 +1,15 @@
-"""The component list: one line per capability whose engine the app opens (in this order,
-closed in reverse)."""
+"""The component list: one line per capability (engines opened in this order, closed in
+reverse; operations served; routers included)."""
 
 from __future__ import annotations
 
 from app.components.analytics import start_analytics
-from app.components.base import Starter
+from app.components.base import Component
 from app.components.coding import start_coding
 from app.components.personal import start_personal
 
-STARTERS: list[Starter] = [start_coding, start_analytics, start_personal]
+COMPONENTS: list[Component] = [
+    Component("coding", start_coding),
+    Component("analytics", start_analytics),
+    Component("personal", start_personal),
+]
