@@ -4,7 +4,7 @@ limit and the lifespan that opens (and closes) the process's `Services`."""
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 
 import psycopg
@@ -16,6 +16,8 @@ from starlette.exceptions import HTTPException
 
 from app.agent_server import routers as agent_server_routers
 from app.bodies import BodySizeLimit, PrivateNetworkAccess
+from app.components.base import Component
+from app.components.registry import COMPONENTS
 from app.errors import (
     REDIS_OUTAGES,
     DependencyUnavailable,
@@ -46,12 +48,17 @@ log = logging.getLogger("switchyard")
 
 
 def create_app(
-    settings: Settings | None = None, *, registry: AgentRegistry | None = None
+    settings: Settings | None = None,
+    *,
+    registry: AgentRegistry | None = None,
+    components: Sequence[Component] | None = None,
 ) -> FastAPI:
     """The Switchyard API, configured by `settings` (default: the environment), serving the
-    agents of `registry` (default: every shipped agent)."""
+    agents of `registry` (default: every shipped agent) and the capabilities of `components`
+    (default: the component list: their engines, operations and routes)."""
     settings = settings or get_settings()
     registry = registry or build_registry()
+    listed = COMPONENTS if components is None else list(components)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -62,7 +69,7 @@ def create_app(
             raise StartupError(refusal)
         if settings.allow_anonymous and not auth_keys(settings):
             log.warning("ALLOW_ANONYMOUS=true: every caller is one owner who may do everything")
-        services = await Services.start(settings, registry=registry)
+        services = await Services.start(settings, registry=registry, listed=listed)
         try:
             app.state.owner_secret = await owner_secret(settings, services.stores.redis)
         except BaseException:
@@ -131,6 +138,9 @@ def create_app(
     app.include_router(coding_router)
     app.include_router(analytics_router)
     app.include_router(personal_router)
+    for component in listed:
+        if component.router is not None:
+            app.include_router(component.router)
     for router in agent_server_routers():
         app.include_router(router)
     return app

@@ -124,6 +124,7 @@ async def validation_error(request: Request, exc: Exception) -> JSONResponse:
 DEPENDENCIES = {
     "redis": "Redis (sessions, checkpoints, the run queue)",
     "postgres": "Postgres (the knowledge base, memory, domain data)",
+    "engine": "A capability's engine (its component did not start: see /health)",
 }
 
 
@@ -151,6 +152,8 @@ def dependency_of(exc: BaseException) -> str | None:
     """Which dependency ``exc`` says is unreachable, or None when it is not an outage."""
     if isinstance(exc, DependencyUnavailable):
         return exc.dependency
+    if isinstance(exc, EngineNotOpen):
+        return "engine"
     if isinstance(exc, REDIS_OUTAGES):
         return "redis"
     if isinstance(exc, psycopg.OperationalError | KnowledgeEngineError):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
@@ -19,7 +19,8 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from agents.contract.context import AgentOptions, AgentServices, RunContext, options_model_for
 from agents.knowledge.store import KnowledgeStore
-from app.components.base import Components, open_components
+from app.components.base import Component, Components, open_components, operation_registry
+from app.components.registry import COMPONENTS
 from app.runs.store import RunStore
 from app.runs.threads import ThreadRuns
 from app.runs.worker import RunWorker
@@ -29,6 +30,7 @@ from app.storage import Stores, open_stores
 from config import Settings
 from graph.registry import AgentRegistry
 from graph.workflow import SwitchyardGraph, build_registry, compile_graph
+from tools.operations import OperationRegistry
 from tools.providers.cache import RedisLLMCache
 from tools.providers.chat_models import LLMFactory, ProviderChoice, detect_provider
 
@@ -52,6 +54,8 @@ class Services:
     runs: RunStore
     knowledge: KnowledgeStore
     components: Components
+    operations: OperationRegistry
+    """Every operation of the open components (served as routes, agent tools, MCP tools)."""
     worker: RunWorker | None = None
     background: set[asyncio.Task[None]] = field(default_factory=set)
 
@@ -98,6 +102,7 @@ class Services:
         *,
         checkpointer: BaseCheckpointSaver[Any] | None = None,
         registry: AgentRegistry | None = None,
+        listed: Sequence[Component] | None = None,
     ) -> Services:
         stores = await open_stores(settings)
         components: Components | None = None
@@ -129,7 +134,8 @@ class Services:
                 require=False,
             )
             agents.provide(knowledge)
-            components = await open_components(settings, agents, stores)
+            listed = COMPONENTS if listed is None else listed
+            components = await open_components(settings, agents, stores, listed)
             registry = registry or build_registry()
             graph = compile_graph(registry, agents, checkpointer=saver)
             # The synchronous analysis endpoint's runs live and die with their request:
@@ -160,6 +166,7 @@ class Services:
                 runs,
                 knowledge,
                 components,
+                operation_registry(listed),
             )
             await services.start_worker()
         except BaseException:

@@ -1,7 +1,10 @@
 """The `units` agent: converts lengths ("5 km in miles"), in two stages with its own state.
 
-Everything an agent needs is in this package: its state, nodes, router-facing card, options
-and subgraph; registering it is one call (``AgentRegistry.register(units_agent())``).
+Everything the capability needs is in this package, in the four places every capability has:
+its engine and operation (``engine.py``, ``operations.py``: the ``tools/<cap>`` part), the
+agent (this module: state, nodes, card, options, subgraph: the ``agents/<cap>`` part) and its
+component with its route (``component.py``: the app part). Registering it is one line in
+``graph/agents.py`` (``AgentRegistry.register(units_agent())``) and one in the component list.
 """
 
 from __future__ import annotations
@@ -14,14 +17,20 @@ from langgraph.graph import START, StateGraph
 from langgraph.runtime import Runtime
 from pydantic import Field
 
-from agents.contract.context import AgentOptions, AgentServices, RunContext, context_of
+from agents.contract.context import (
+    AgentOptions,
+    AgentServices,
+    RunContext,
+    context_of,
+    operation_context,
+)
 from agents.contract.messages import last_user_text
 from agents.contract.quality import gated
 from agents.contract.spec import AgentCard, AgentGraph, AgentSpec
 from agents.contract.state import AgentAnswer, AgentInput, AgentOutput, AgentState
+from tests.example_agent.operations import ConvertLength, convert_length
 
 NAME = "units"
-TO_METRES = {"km": 1000.0, "m": 1.0, "mi": 1609.344, "miles": 1609.344, "ft": 0.3048}
 _REQUEST = re.compile(r"([\d.]+)\s*(km|m|mi|miles|ft)\b.*?\b(km|m|mi|miles|ft)\b", re.I)
 
 
@@ -51,17 +60,23 @@ def parse(state: UnitsState) -> dict[str, Any]:
     return {"quantity": float(value), "source_unit": source.lower(), "target_unit": target.lower()}
 
 
-def convert(state: UnitsState, runtime: Runtime[RunContext]) -> dict[str, Any]:
-    """Answer with the converted length."""
+async def convert(state: UnitsState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+    """Answer with the converted length (the capability's operation, as the run's owner)."""
     options = context_of(runtime).options(UnitsOptions)
     digits = 2 if options.units_digits is None else options.units_digits
     quantity = state.get("quantity")
     if quantity is None:
         text = "Tell me a length and two units, e.g. '5 km in miles'."
     else:
-        source, target = state["source_unit"] or "m", state["target_unit"] or "m"
-        result = quantity * TO_METRES[source] / TO_METRES[target]
-        text = f"{quantity:g} {source} = {result:.{digits}f} {target}"
+        request = ConvertLength.model_validate(
+            {
+                "value": quantity,
+                "source": state["source_unit"] or "m",
+                "target": state["target_unit"] or "m",
+                "digits": digits,
+            }
+        )
+        text = (await convert_length(operation_context(runtime), request)).text
     answer = AgentAnswer(agent=NAME, answer=text, method="rules", data={"quantity": quantity})
     return {"agent_answers": {NAME: answer}, "agent_contexts": {NAME: {"last": text}}}
 

@@ -1,4 +1,6 @@
-"""A new agent joins through its own package and one registration call: it is routed to, runs,
+"""A new capability joins through its own package, one registration call for its agent and one
+line in the component list: its engine opens with the app, its operation is served as a route
+and listed in the operation registry, its agent is routed to, runs the operation as the caller,
 is checkpointed with the session, takes its own per-run options through the API, and Studio's
 graph lists its stages."""
 
@@ -10,11 +12,14 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app.api import create_app
+from app.components.registry import COMPONENTS
 from config import Settings
 from graph.agents import default_agents
 from graph.registry import AgentRegistry
 from graph.workflow import compile_graph
 from tests.example_agent.agent import units_agent
+from tests.example_agent.component import UNITS
+from tests.example_agent.engine import LengthTable
 from tests.support.graphs import agent_services
 
 
@@ -27,8 +32,34 @@ def registry() -> AgentRegistry:
 
 @pytest.fixture
 def client(make_settings: Callable[..., Settings], registry: AgentRegistry) -> Iterator[TestClient]:
-    with TestClient(create_app(make_settings(), registry=registry)) as test_client:
+    components = [*COMPONENTS, UNITS]  # the one line in the component list
+    app = create_app(make_settings(), registry=registry, components=components)
+    with TestClient(app) as test_client:
         yield test_client
+
+
+def test_its_operation_is_a_route_and_in_the_registry(client: TestClient) -> None:
+    answer = client.post("/units/convert", json={"value": 5, "source": "km", "target": "mi"})
+    assert answer.status_code == 200
+    assert answer.json()["text"] == "5 km = 3.11 mi"
+    refused = client.post("/units/convert", json={"value": -1, "source": "km", "target": "mi"})
+    assert refused.status_code == 422 and "value" in refused.text
+    services = client.app.state.services  # type: ignore[attr-defined]
+    op = services.operations.get("convert_length")
+    assert op.capability == "units" and op.read_only
+    assert op.input_schema()["properties"]["target"]["enum"] == ["km", "m", "mi", "miles", "ft"]
+    assert {o.capability for o in services.operations} >= {"units"}
+    assert services.agents.engine(LengthTable).history == {"anonymous": ["5 km -> mi"]}
+
+
+def test_without_its_component_a_turn_needing_its_engine_is_503(
+    make_settings: Callable[..., Settings], registry: AgentRegistry
+) -> None:
+    with TestClient(create_app(make_settings(), registry=registry)) as bare:
+        assert bare.post("/units/convert", json={}).status_code == 404  # no route either
+        body = bare.post("/chat", json={"message": "Please convert 5 km to miles"})
+    assert body.status_code == 503, body.text  # the one rule for a missing engine
+    assert body.json()["error"]["dependency"] == "engine"
 
 
 def test_the_new_agent_is_routed_run_and_checkpointed(client: TestClient) -> None:
