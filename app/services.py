@@ -18,7 +18,6 @@ from fastapi import Depends, Request
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from agents.contract.context import AgentOptions, AgentServices, RunContext, options_model_for
-from agents.knowledge.store import KnowledgeStore
 from app.components.base import Components, open_components
 from app.runs.store import RunStore
 from app.runs.threads import ThreadRuns
@@ -29,6 +28,7 @@ from app.storage import Stores, open_stores
 from config import Settings
 from graph.registry import AgentRegistry
 from graph.workflow import SwitchyardGraph, build_registry, compile_graph
+from tools.knowledge.store import KnowledgeStore
 from tools.providers.cache import RedisLLMCache
 from tools.providers.chat_models import LLMFactory, ProviderChoice, detect_provider
 

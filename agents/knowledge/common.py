@@ -7,10 +7,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from agents.contract.context import AgentServices
-from agents.knowledge.answer import Citation
+from agents.knowledge.extractive import Citation
 from agents.knowledge.state import EffectiveOptions, KnowledgeOptions, TraceEntry
-from agents.knowledge.store import KnowledgeStore
-from agents.knowledge.types import SearchHit
+from tools.knowledge.store import KnowledgeStore
+from tools.knowledge.types import SearchHit
 
 if TYPE_CHECKING:
     from config import Settings

@@ -32,7 +32,6 @@ from agents.knowledge.common import (
 from agents.knowledge.edges import retry_blocked
 from agents.knowledge.llm import DocumentRelevance
 from agents.knowledge.state import KnowledgeOptions, KnowledgeState
-from agents.knowledge.store import KnowledgeStore
 from agents.knowledge.strategies import (
     DocumentGrade,
     DocumentGrading,
@@ -43,7 +42,8 @@ from agents.knowledge.strategies import (
     judge_grades,
     strip_meta,
 )
-from agents.knowledge.types import SearchHit
+from tools.knowledge.store import KnowledgeStore
+from tools.knowledge.types import SearchHit
 from tools.providers.chat_models import message_text
 from tools.rerank import RerankerError
 

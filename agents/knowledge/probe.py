@@ -34,9 +34,9 @@ from agents.knowledge.common import store_for
 from agents.knowledge.nodes import LAMBDA_CEILING, LAMBDA_FLOOR
 from agents.knowledge.strategies import evaluate_query, strip_meta
 from agents.knowledge.text import QUESTION_WORDS, STOPWORDS, content_terms, sentences, words
-from agents.knowledge.types import SearchHit
 from tools.knowledge.analysis import analyze
 from tools.knowledge.schema import KnowledgeEngineError
+from tools.knowledge.types import SearchHit
 
 #: Characters of a message the probe searches with: a question is shorter; a pasted file is
 #: not a question about the documents, and the embedding model reads ~256 word pieces anyway.

@@ -31,13 +31,13 @@ from fastapi import APIRouter, File, HTTPException, Query, Request, Response, Up
 from fastapi.responses import JSONResponse
 from sse_starlette.sse import EventSourceResponse
 
-from agents.knowledge.loaders import IngestLimitExceeded
-from agents.knowledge.store import KnowledgeStore
-from agents.knowledge.types import DocumentRecord, FileResult, IngestProgress, IngestReport
 from app.bodies import StrictJSONRoute
 from app.errors import COMMON_ERRORS, DEPENDENCIES, SSE, dependency_of, error_responses
 from app.security import ANONYMOUS, Caller, CallerDep
 from app.services import get_services
+from tools.knowledge.loaders import IngestLimitExceeded
+from tools.knowledge.store import KnowledgeStore
+from tools.knowledge.types import DocumentRecord, FileResult, IngestProgress, IngestReport
 
 log = logging.getLogger(__name__)
 router = APIRouter(tags=["knowledge"], route_class=StrictJSONRoute, responses=COMMON_ERRORS)
