@@ -28,7 +28,6 @@ from app.storage import Stores, open_stores
 from config import Settings
 from graph.registry import AgentRegistry
 from graph.workflow import SwitchyardGraph, build_registry, compile_graph
-from tools.knowledge.store import KnowledgeStore
 from tools.providers.cache import RedisLLMCache
 from tools.providers.chat_models import LLMFactory, ProviderChoice, detect_provider
 
@@ -50,7 +49,6 @@ class Services:
     sync_graph: SwitchyardGraph
     sessions: SessionStore
     runs: RunStore
-    knowledge: KnowledgeStore
     components: Components
     worker: RunWorker | None = None
     background: set[asyncio.Task[None]] = field(default_factory=set)
@@ -101,7 +99,6 @@ class Services:
     ) -> Services:
         stores = await open_stores(settings)
         components: Components | None = None
-        knowledge: KnowledgeStore | None = None
         try:
             choice = await asyncio.to_thread(detect_provider, settings)
             log.info("LLM provider: %s (%s)", choice.provider, choice.reason)
@@ -120,15 +117,6 @@ class Services:
             agents = AgentServices(settings, llm)
             # Load the embedding model now, not on the first message that needs routing.
             await asyncio.to_thread(agents.embeddings)
-            # ONE knowledge store per process, in the process's Postgres (the embedded one is
-            # shared by every process on the DATA_DIR); the graph's nodes and /documents use it.
-            knowledge = await KnowledgeStore.open(
-                settings,
-                embeddings=agents.embeddings(),
-                database_url=stores.database_url,
-                require=False,
-            )
-            agents.provide(knowledge)
             components = await open_components(settings, agents, stores)
             registry = registry or build_registry()
             graph = compile_graph(registry, agents, checkpointer=saver)
@@ -158,15 +146,12 @@ class Services:
                 sync_graph,
                 sessions,
                 runs,
-                knowledge,
                 components,
             )
             await services.start_worker()
         except BaseException:
             if components is not None:
                 await components.aclose()
-            if knowledge is not None:
-                await knowledge.close()
             await stores.close()
             raise
         return services
@@ -193,7 +178,6 @@ class Services:
             await asyncio.wait(self.background, timeout=self.settings.llm_timeout_seconds)
         await self.components.aclose()
         await self.llm.aclose()
-        await self.knowledge.close()
         await self.stores.close()
 
 
