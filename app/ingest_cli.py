@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from tqdm import tqdm
 
-from agents.knowledge.types import FileResult, IngestProgress, IngestReport
+from tools.knowledge.types import FileResult, IngestProgress, IngestReport
 
 if TYPE_CHECKING:
     from config import Settings
@@ -76,8 +76,8 @@ class ProgressBar:
 
 async def ingest(settings: Settings, paths: Sequence[str], *, quiet: bool, as_json: bool) -> int:
     """Open the knowledge base, ingest `paths`, print the summary; returns the exit status."""
-    from agents.knowledge.store import KnowledgeStore
     from tools.knowledge.schema import KnowledgeEngineError
+    from tools.knowledge.store import KnowledgeStore
     from tools.providers.embeddings import EmbeddingError
 
     try:

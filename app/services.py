@@ -18,7 +18,6 @@ from fastapi import Depends, Request
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from agents.contract.context import AgentOptions, AgentServices, RunContext, options_model_for
-from agents.knowledge.store import KnowledgeStore
 from app.components.base import Component, Components, open_components, operation_registry
 from app.components.registry import COMPONENTS
 from app.runs.store import RunStore
@@ -52,7 +51,6 @@ class Services:
     sync_graph: SwitchyardGraph
     sessions: SessionStore
     runs: RunStore
-    knowledge: KnowledgeStore
     components: Components
     operations: OperationRegistry
     """Every operation of the open components (served as routes, agent tools, MCP tools)."""
@@ -106,7 +104,6 @@ class Services:
     ) -> Services:
         stores = await open_stores(settings)
         components: Components | None = None
-        knowledge: KnowledgeStore | None = None
         try:
             choice = await asyncio.to_thread(detect_provider, settings)
             log.info("LLM provider: %s (%s)", choice.provider, choice.reason)
@@ -125,15 +122,6 @@ class Services:
             agents = AgentServices(settings, llm)
             # Load the embedding model now, not on the first message that needs routing.
             await asyncio.to_thread(agents.embeddings)
-            # ONE knowledge store per process, in the process's Postgres (the embedded one is
-            # shared by every process on the DATA_DIR); the graph's nodes and /documents use it.
-            knowledge = await KnowledgeStore.open(
-                settings,
-                embeddings=agents.embeddings(),
-                database_url=stores.database_url,
-                require=False,
-            )
-            agents.provide(knowledge)
             listed = COMPONENTS if listed is None else listed
             components = await open_components(settings, agents, stores, listed)
             registry = registry or build_registry()
@@ -164,7 +152,6 @@ class Services:
                 sync_graph,
                 sessions,
                 runs,
-                knowledge,
                 components,
                 operation_registry(listed),
             )
@@ -172,8 +159,6 @@ class Services:
         except BaseException:
             if components is not None:
                 await components.aclose()
-            if knowledge is not None:
-                await knowledge.close()
             await stores.close()
             raise
         return services
@@ -200,7 +185,6 @@ class Services:
             await asyncio.wait(self.background, timeout=self.settings.llm_timeout_seconds)
         await self.components.aclose()
         await self.llm.aclose()
-        await self.knowledge.close()
         await self.stores.close()
 
 

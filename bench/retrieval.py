@@ -37,13 +37,13 @@ from typing import Any
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-from agents.knowledge.chunking import chunk_text  # noqa: E402
-from agents.knowledge.ingest import embedding_input  # noqa: E402
-from agents.knowledge.loaders import load_bytes  # noqa: E402
-from agents.knowledge.metrics import evaluate, read_qrels, read_queries  # noqa: E402
-from agents.knowledge.store import KnowledgeStore  # noqa: E402
 from agents.knowledge.strategies import evaluate_query  # noqa: E402
 from config import load_settings  # noqa: E402
+from tools.knowledge.chunking import chunk_text  # noqa: E402
+from tools.knowledge.ingest import embedding_input  # noqa: E402
+from tools.knowledge.loaders import load_bytes  # noqa: E402
+from tools.knowledge.metrics import evaluate, read_qrels, read_queries  # noqa: E402
+from tools.knowledge.store import KnowledgeStore  # noqa: E402
 
 MODES = ("bm25", "dense", "rrf", "hybrid", "adaptive")
 ANCHORS = {

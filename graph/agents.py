@@ -8,7 +8,7 @@ from agents.coding.subgraph import coding_agent
 from agents.contract.spec import AgentSpec
 from agents.event.spec import event_agent
 from agents.food.spec import food_agent
-from agents.knowledge.agent import knowledge_agent
+from agents.knowledge.spec import knowledge_agent
 from agents.task.spec import task_agent
 from agents.test_analysis.agent import analysis_agent
 

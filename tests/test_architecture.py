@@ -35,7 +35,7 @@ def test_agent_modules_import_no_web_stack_and_no_app_layer() -> None:
     """Every module of every agent package, imported in a fresh interpreter, pulls in no
     FastAPI/Starlette/uvicorn module and no app-layer module."""
     modules = _agent_modules()
-    assert "agents.knowledge.agent" in modules and "agents.contract.spec" in modules
+    assert "agents.knowledge.spec" in modules and "agents.contract.spec" in modules
     probe = (
         "import importlib, json, sys\n"
         f"for name in {modules!r}:\n"

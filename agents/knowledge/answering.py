@@ -19,7 +19,6 @@ from agents.contract.context import RunContext, services_of
 from agents.contract.fallbacks import model_or_offline
 from agents.contract.state import AgentAnswer
 from agents.knowledge import llm
-from agents.knowledge.answer import NO_ANSWER, Citation, ResponseGrade
 from agents.knowledge.common import (
     asked_query,
     citation_data,
@@ -29,11 +28,17 @@ from agents.knowledge.common import (
     trace,
 )
 from agents.knowledge.edges import retry_blocked
+from agents.knowledge.extractive import (
+    NO_ANSWER,
+    Citation,
+    ResponseGrade,
+    extractive_answer,
+    grade_response,
+)
 from agents.knowledge.prompts import EMPTY_KNOWLEDGE_BASE, LOW_CONFIDENCE
 from agents.knowledge.state import AGENT, KnowledgeState
-from agents.knowledge.strategies import extractive_answer, grade_response
 from agents.knowledge.text import citations_in
-from agents.knowledge.types import SearchHit
+from tools.knowledge.types import SearchHit
 
 log = logging.getLogger(__name__)
 

@@ -7,10 +7,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from agents.contract.context import AgentServices
-from agents.knowledge.answer import Citation
+from agents.knowledge.extractive import Citation
 from agents.knowledge.state import EffectiveOptions, KnowledgeOptions, TraceEntry
-from agents.knowledge.store import KnowledgeStore
-from agents.knowledge.types import SearchHit
+from tools.knowledge.store import KnowledgeStore
+from tools.knowledge.types import SearchHit
 
 if TYPE_CHECKING:
     from config import Settings
@@ -44,14 +44,10 @@ def resolve_options(settings: Settings, run: KnowledgeOptions) -> EffectiveOptio
     )
 
 
-async def store_for(services: AgentServices) -> KnowledgeStore:
-    """The process's knowledge base: the one the app opened, else opened here on first use
-    (in a worker thread: opening blocks)."""
-
-    def open_store() -> KnowledgeStore:
-        return KnowledgeStore.open_blocking(services.settings, embeddings=services.embeddings())
-
-    return await services.aresource(KnowledgeStore, open_store)
+def store_of(services: AgentServices) -> KnowledgeStore:
+    """The process's knowledge base, which the app's knowledge component opened (the agent
+    never opens one): `EngineNotOpen` when it is not open in this process."""
+    return services.engine(KnowledgeStore)
 
 
 def hits_from(documents: Iterable[Mapping[str, Any]]) -> list[SearchHit]:

@@ -16,7 +16,7 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
 from agents.knowledge import prompts
-from agents.knowledge.answer import Citation, ResponseGrade
+from agents.knowledge.extractive import Citation, ResponseGrade
 from agents.knowledge.strategies import QueryEvaluation
 from tools.providers.chat_models import message_text
 

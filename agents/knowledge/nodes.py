@@ -26,13 +26,12 @@ from agents.knowledge.common import (
     asked_query,
     hits_from,
     resolve_options,
-    store_for,
+    store_of,
     trace,
 )
 from agents.knowledge.edges import retry_blocked
 from agents.knowledge.llm import DocumentRelevance
 from agents.knowledge.state import KnowledgeOptions, KnowledgeState
-from agents.knowledge.store import KnowledgeStore
 from agents.knowledge.strategies import (
     DocumentGrade,
     DocumentGrading,
@@ -43,7 +42,8 @@ from agents.knowledge.strategies import (
     judge_grades,
     strip_meta,
 )
-from agents.knowledge.types import SearchHit
+from tools.knowledge.store import KnowledgeStore
+from tools.knowledge.types import SearchHit
 from tools.providers.chat_models import message_text
 from tools.rerank import RerankerError
 
@@ -149,7 +149,7 @@ async def evaluate_query_node(
 async def retrieve(state: KnowledgeState, runtime: Runtime[RunContext]) -> dict[str, Any]:
     """Hybrid search for the current query: RERANKER_FETCH_K candidates, reranked by the
     cross-encoder when ENABLE_RERANKING is on, RETRIEVAL_TOP_K kept."""
-    store = await store_for(services_of(runtime))
+    store = store_of(services_of(runtime))
     options = state["knowledge_options"]
     query = state["query"]
     lam = float(state.get("lambda_mult", 0.5))
@@ -301,7 +301,7 @@ async def grade_documents_node(
         grading, errors = await _grade_with_model(model, asked, hits, threshold, minimum)
     if grading is None:
         if hits and state["query"] != asked:
-            hits = await rescored(await store_for(services), state, hits, asked)
+            hits = await rescored(store_of(services), state, hits, asked)
         grading = grade_documents(hits, threshold=threshold, min_relevant=minimum)
     verdict = "passed" if grading.passed else "failed"
     note = f"{verdict}: {grading.reason}"
@@ -356,7 +356,7 @@ async def transform_query(state: KnowledgeState, runtime: Runtime[RunContext]) -
         return rewrite.query, "llm", rewrite.reason
 
     async def offline() -> tuple[str, str, str]:
-        store = await store_for(services)
+        store = store_of(services)
         expansion = await asyncio.to_thread(expand_query, state["query"], hits, idf=store.idf_of)
         added = ", ".join(expansion.added_terms) or "none"
         return expansion.query, expansion.method, f"added terms from the top documents: {added}"

@@ -21,7 +21,7 @@ the better of the chunk's relevance and the best passage's share scaled by
 ROUTE_PASSAGE_WEIGHT (lexical evidence alone is worth less than both legs together).
 
 Skipped (None) when the message has no words to search for, the knowledge base is empty, or
-it cannot be opened.
+it cannot be opened or is not open in this process.
 """
 
 from __future__ import annotations
@@ -30,13 +30,14 @@ import asyncio
 import re
 
 from agents.contract.context import AgentServices
-from agents.knowledge.common import store_for
+from agents.knowledge.common import store_of
 from agents.knowledge.nodes import LAMBDA_CEILING, LAMBDA_FLOOR
 from agents.knowledge.strategies import evaluate_query, strip_meta
 from agents.knowledge.text import QUESTION_WORDS, STOPWORDS, content_terms, sentences, words
-from agents.knowledge.types import SearchHit
 from tools.knowledge.analysis import analyze
 from tools.knowledge.schema import KnowledgeEngineError
+from tools.knowledge.types import SearchHit
+from tools.operations import EngineNotOpen
 
 #: Characters of a message the probe searches with: a question is shorter; a pasted file is
 #: not a question about the documents, and the embedding model reads ~256 word pieces anyway.
@@ -61,12 +62,13 @@ async def knowledge_probe(message: str, services: AgentServices, owner: str) -> 
     if not content_terms(query):
         return None
     try:
-        store = await store_for(services)
+        store = store_of(services)
         if (await store.stats())["documents"] == 0:
             return None
-    except KnowledgeEngineError:
-        # the knowledge base cannot be opened (e.g. a Postgres without pgvector): /health
-        # reports it once; the router asks every turn and needs no warning each time
+    except (KnowledgeEngineError, EngineNotOpen):
+        # the knowledge base cannot be opened (e.g. a Postgres without pgvector) or is not open
+        # here: /health reports it once; the router asks every turn and needs no warning each
+        # time
         return None
     settings = services.settings
     weight = evaluate_query(query, floor=LAMBDA_FLOOR, ceiling=LAMBDA_CEILING).lambda_mult

@@ -8,8 +8,9 @@
 | generate_answer | `extractive_answer`: the passages that answer (lists whole), cited ``[n]`` |
 | grade_response | `grade_response`: query coverage + support of each sentence by its sources |
 
-No I/O: every input is passed in (hits are `SearchHit`-like objects with ``document_id``,
-``title``, ``source``, ``text``, ``chunk_id`` and ``score``).
+The answering pair (`extractive_answer`, `grade_response`) is in `agents.knowledge.extractive`,
+which reads this module's `Hit`. No I/O: every input is passed in (hits are `SearchHit`-like
+objects with ``document_id``, ``title``, ``source``, ``text``, ``chunk_id`` and ``score``).
 """
 
 from __future__ import annotations
@@ -321,32 +322,15 @@ def expand_query(
     )
 
 
-from agents.knowledge.answer import (  # noqa: E402  (re-export: one import path for the nodes)
-    NO_ANSWER,
-    AnswerSentence,
-    Citation,
-    ExtractiveAnswer,
-    ResponseGrade,
-    extractive_answer,
-    grade_response,
-)
-
 __all__ = [
-    "NO_ANSWER",
-    "AnswerSentence",
-    "Citation",
     "DocumentGrade",
     "DocumentGrading",
-    "ExtractiveAnswer",
     "Hit",
     "QueryEvaluation",
     "QueryExpansion",
-    "ResponseGrade",
     "evaluate_query",
     "expand_query",
-    "extractive_answer",
     "grade_documents",
-    "grade_response",
     "judge_grades",
     "strip_meta",
 ]

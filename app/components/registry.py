@@ -6,9 +6,13 @@ from __future__ import annotations
 from app.components.analytics import start_analytics
 from app.components.base import Component
 from app.components.coding import start_coding
+from app.components.knowledge import start_knowledge
 from app.components.personal import start_personal
+from tools.knowledge import operations as knowledge_operations
 
+# knowledge first: the others may search it, and /health lists it first
 COMPONENTS: list[Component] = [
+    Component("knowledge", start_knowledge, knowledge_operations.OPERATIONS),
     Component("coding", start_coding),
     Component("analytics", start_analytics),
     Component("personal", start_personal),

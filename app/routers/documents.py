@@ -13,6 +13,9 @@ more documents or chunks than one upload may (MAX_DOCUMENTS_PER_UPLOAD, MAX_CHUN
 is refused whole with 413, and one that would pass the key's quota (MAX_DOCUMENTS_PER_OWNER,
 MAX_CHUNKS_PER_OWNER) with 429, before anything of it is embedded.
 ``POST /documents/stream`` is the same upload with progress events (Server-Sent Events).
+
+Listing, showing and deleting are the knowledge operations (`tools.knowledge.operations`),
+which hold the rule above; uploads call the store the knowledge component opened.
 """
 
 from __future__ import annotations
@@ -27,17 +30,19 @@ from dataclasses import asdict
 from pathlib import PurePosixPath
 from typing import Annotated, Any
 
-from fastapi import APIRouter, File, HTTPException, Query, Request, Response, UploadFile, status
+from fastapi import APIRouter, File, Query, Request, Response, UploadFile, status
 from fastapi.responses import JSONResponse
 from sse_starlette.sse import EventSourceResponse
 
-from agents.knowledge.loaders import IngestLimitExceeded
-from agents.knowledge.store import KnowledgeStore
-from agents.knowledge.types import DocumentRecord, FileResult, IngestProgress, IngestReport
 from app.bodies import StrictJSONRoute
 from app.errors import COMMON_ERRORS, DEPENDENCIES, SSE, dependency_of, error_responses
-from app.security import ANONYMOUS, Caller, CallerDep
+from app.operations import OperationContextDep
+from app.security import CallerDep
 from app.services import get_services
+from tools.knowledge import operations as ops
+from tools.knowledge.loaders import IngestLimitExceeded
+from tools.knowledge.store import KnowledgeStore
+from tools.knowledge.types import FileResult, IngestProgress, IngestReport
 
 log = logging.getLogger(__name__)
 router = APIRouter(tags=["knowledge"], route_class=StrictJSONRoute, responses=COMMON_ERRORS)
@@ -48,7 +53,8 @@ _UNSAFE = re.compile(r"[\x00-\x1f\x7f]")
 
 
 def _store(request: Request) -> KnowledgeStore:
-    return get_services(request).knowledge
+    """The process's knowledge store (`EngineNotOpen`, answered 503, when it is not open)."""
+    return get_services(request).agents.engine(KnowledgeStore)
 
 
 def upload_name(raw: str | None, index: int) -> str:
@@ -56,16 +62,6 @@ def upload_name(raw: str | None, index: int) -> str:
     name = PurePosixPath((raw or "").replace("\\", "/")).name
     name = _UNSAFE.sub("", name).strip()[:MAX_NAME_CHARS]
     return name if name and name not in (".", "..") else f"upload-{index + 1}"
-
-
-def upload_namespace(who: Caller) -> str:
-    """Where ``who``'s uploads live: ``<owner>/`` per API key, nothing without API_KEYS."""
-    return "" if who.owner == ANONYMOUS else f"{who.owner}/"
-
-
-def may_change(who: Caller, record: DocumentRecord) -> bool:
-    """Whether ``who`` may delete ``record``: its uploader's key (anyone without API_KEYS)."""
-    return who.owner == ANONYMOUS or record.source.startswith(f"upload:{who.owner}/")
 
 
 def _too_large(name: str, limit: int) -> FileResult:
@@ -148,7 +144,7 @@ async def upload_documents(request: Request, who: CallerDep, files: Uploads) -> 
     """
     store = _store(request)
     uploads, slots = await _read_uploads(files, store.settings.max_document_bytes)
-    namespace = upload_namespace(who)
+    namespace = ops.upload_namespace(who.owner)
     try:
         ingested = (
             await store.ingest_uploads(uploads, namespace=namespace) if uploads else IngestReport()
@@ -209,7 +205,7 @@ async def upload_documents_stream(request: Request, who: CallerDep, files: Uploa
 
         try:
             ingested = await store.ingest_uploads(
-                uploads, progress=progress, namespace=upload_namespace(who)
+                uploads, progress=progress, namespace=ops.upload_namespace(who.owner)
             )
         except IngestLimitExceeded as exc:
             events.put_nowait(("error", _refusal(exc)[1]))
@@ -236,40 +232,21 @@ async def upload_documents_stream(request: Request, who: CallerDep, files: Uploa
 
 @router.get("/documents")
 async def list_documents(
-    request: Request,
-    who: CallerDep,
+    ctx: OperationContextDep,
     limit: Annotated[int, Query(ge=1, le=1000, description="Page size.")] = 100,
     # bounded: an offset past Postgres's bigint was a 500 (NumericValueOutOfRange)
     offset: Annotated[int, Query(ge=0, le=1_000_000, description="Documents to skip.")] = 0,
 ) -> dict[str, Any]:
     """The ingested documents, sorted by source then title, one page at a time."""
-    store = _store(request)
-    page = await store.list_documents(limit=limit, offset=offset)
-    total = (await store.stats())["documents"]
-    following = offset + len(page)
-    return {
-        "documents": [row.to_dict() for row in page],
-        "total": total,
-        "limit": limit,
-        "offset": offset,
-        "next_offset": following if following < total else None,
-    }
-
-
-def _not_found(document_id: uuid.UUID) -> HTTPException:
-    return HTTPException(
-        status.HTTP_404_NOT_FOUND,
-        f"Document {str(document_id)!r} not found; GET /documents lists the ingested ones.",
-    )
+    page = await ops.list_documents(ctx, ops.ListDocuments(limit=limit, offset=offset))
+    return page.model_dump()
 
 
 @router.get("/documents/{document_id}", responses=error_responses(404))
-async def get_document(request: Request, who: CallerDep, document_id: uuid.UUID) -> dict[str, Any]:
+async def get_document(ctx: OperationContextDep, document_id: uuid.UUID) -> dict[str, Any]:
     """One document's registry entry (title, source, chunks, content hash, times)."""
-    record = await _store(request).get_document(str(document_id))
-    if record is None:
-        raise _not_found(document_id)
-    return record.to_dict()
+    found = await ops.get_document(ctx, ops.DocumentRef(document_id=document_id))
+    return found.document.to_dict()
 
 
 @router.delete(
@@ -277,18 +254,7 @@ async def get_document(request: Request, who: CallerDep, document_id: uuid.UUID)
     status_code=status.HTTP_204_NO_CONTENT,
     responses=error_responses(403, 404),
 )
-async def delete_document(request: Request, who: CallerDep, document_id: uuid.UUID) -> Response:
+async def delete_document(ctx: OperationContextDep, document_id: uuid.UUID) -> Response:
     """Remove a document and its chunks from both indexes (403 for another key's document)."""
-    store = _store(request)
-    record = await store.get_document(str(document_id))
-    if record is None:
-        raise _not_found(document_id)
-    if not may_change(who, record):
-        raise HTTPException(
-            status.HTTP_403_FORBIDDEN,
-            f"Document {str(document_id)!r} was not uploaded with this API key (another key "
-            "uploaded it, or it came from main.py ingest); only its uploader can delete it.",
-        )
-    if not await store.delete_document(str(document_id)):
-        raise _not_found(document_id)
+    await ops.delete_document(ctx, ops.DocumentRef(document_id=document_id))
     return Response(status_code=status.HTTP_204_NO_CONTENT)

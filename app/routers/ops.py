@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import time
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -15,7 +14,6 @@ from app.errors import error_responses
 from app.owner_metrics import OwnerMetrics
 from app.security import CallerDep, OptionalCallerDep
 from app.services import ServicesDep
-from app.storage import Dependency
 
 router = APIRouter(tags=["ops"], route_class=StrictJSONRoute)
 
@@ -32,7 +30,6 @@ async def health(services: ServicesDep, who: OptionalCallerDep) -> JSONResponse:
     """
     deps = [
         *await services.stores.health(),
-        await knowledge_health(services),
         *await asyncio.gather(*(check() for check in services.components.health)),
     ]
     healthy = all(d.status == "ok" for d in deps if d.required)
@@ -43,22 +40,6 @@ async def health(services: ServicesDep, who: OptionalCallerDep) -> JSONResponse:
         body["dependencies"] = {d.name: d.as_dict() for d in deps}
         body["llm"] = services.provider.as_dict()
     return JSONResponse(body, status_code=200 if healthy else 503)
-
-
-async def knowledge_health(services: Any, timeout: float = 3.0) -> Dependency:
-    """The knowledge base (tables in the Postgres above): not required, so a server without
-    pgvector shows here with its fix while everything else keeps serving."""
-    settings = services.settings
-    mode = "server" if settings.database_url else "embedded"
-    started = time.perf_counter()
-    try:
-        await asyncio.wait_for(services.knowledge.stats(), timeout)
-    except Exception as exc:
-        reason = "timed out" if isinstance(exc, TimeoutError) else f"{type(exc).__name__}: {exc}"
-        ms = round((time.perf_counter() - started) * 1000, 2)
-        return Dependency("knowledge", "error", mode, ms, "postgres", reason, required=False)
-    ms = round((time.perf_counter() - started) * 1000, 2)
-    return Dependency("knowledge", "ok", mode, ms, "postgres", required=False)
 
 
 @router.get("/config", responses=error_responses(401, 429))

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from agents.knowledge.store import KnowledgeStore
 from config import Settings, load_settings
 from tests.support.pgvector import reachable_dir
+from tools.knowledge.store import KnowledgeStore
 from tools.providers.embeddings import SentenceTransformerEmbeddings
 
 

@@ -17,10 +17,10 @@ from langchain_core.embeddings import Embeddings
 from langchain_core.messages import BaseMessage, HumanMessage
 
 from agents.knowledge.llm import AnswerGrade, DocumentRelevance, QueryClassification, QueryRewrite
-from agents.knowledge.store import KnowledgeStore
 from config import Settings
 from tests.support.graphs import BoundGraph, agent_services, bound_graph, run_with_agent_state
 from tests.support.scripted import ScriptedChatModel
+from tools.knowledge.store import KnowledgeStore
 
 CATS_ANSWER = "Domestic cats sleep between twelve and sixteen hours a day [1]."
 _DOCUMENT_TITLE = re.compile(r'Document "(.*)":')

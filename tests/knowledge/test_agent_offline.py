@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from agents.knowledge.answer import NO_ANSWER
-from agents.knowledge.store import KnowledgeStore
+from agents.knowledge.extractive import NO_ANSWER
 from config import Settings
 from tests.knowledge.graphkit import ReflectionScript, ask, knowledge_data, knowledge_graph, stages
+from tools.knowledge.store import KnowledgeStore
 from tools.providers.embeddings import SentenceTransformerEmbeddings
 
 OFFLINE_METHODS = {

@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from agents.knowledge.answer import answer_units, extractive_answer, grade_response
-from agents.knowledge.store import KnowledgeStore
+from agents.knowledge.extractive import answer_units, extractive_answer, grade_response
 from config import Settings
 from tests.knowledge.conftest import HANDBOOK
 from tests.knowledge.graphkit import ask, knowledge_data, knowledge_graph, stages
+from tools.knowledge.store import KnowledgeStore
 from tools.providers.embeddings import SentenceTransformerEmbeddings
 
 

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agents.knowledge.chunking import chunk_text, heading_starts
+from tools.knowledge.chunking import chunk_text, heading_starts
 
 # Text with the shapes that matter: words of varied length, sentence ends, blank lines,
 # markdown headings, an occasional very long "word", unicode.

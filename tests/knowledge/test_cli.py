@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from agents.knowledge.store import KnowledgeStore
 from config import load_settings
 from main import main
 from tests.knowledge.conftest import CORPUS
+from tools.knowledge.store import KnowledgeStore
 
 
 @pytest.fixture

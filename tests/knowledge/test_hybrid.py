@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agents.knowledge.store import KnowledgeStore
 from tools.hybrid import weighted_rrf
 from tools.knowledge.analysis import analyze
+from tools.knowledge.store import KnowledgeStore
 
 
 def test_rrf_matches_a_hand_computed_example() -> None:

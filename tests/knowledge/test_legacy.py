@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from qdrant_client import QdrantClient, models
 
-from agents.knowledge.chunking import chunk_text
-from agents.knowledge.ingest import CHUNKER_REVISION, chunk_id, content_hash, embedding_input
-from agents.knowledge.store import KnowledgeStore
 from config import Settings
 from tests.knowledge.conftest import CORPUS
+from tools.knowledge.chunking import chunk_text
+from tools.knowledge.ingest import CHUNKER_REVISION, chunk_id, content_hash, embedding_input
+from tools.knowledge.store import KnowledgeStore
 from tools.providers.embeddings import SentenceTransformerEmbeddings
 
 KB = "knowledge"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from agents.knowledge.loaders import (
+from tools.knowledge.loaders import (
     LoaderError,
     expand_paths,
     load_bytes,

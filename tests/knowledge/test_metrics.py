@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agents.knowledge.metrics import (
+from tools.knowledge.metrics import (
     dedupe,
     evaluate,
     ndcg_at_k,

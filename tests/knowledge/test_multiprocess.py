@@ -31,7 +31,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(1500)]
 #: Run by the searching process: one lexical-only and one dense-only search, as JSON titles.
 SEARCH = """
 import asyncio, json, sys
-from agents.knowledge.store import KnowledgeStore
+from tools.knowledge.store import KnowledgeStore
 from config import load_settings
 
 async def main() -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agents.knowledge.answer import extractive_answer, grade_response
+from agents.knowledge.extractive import extractive_answer, grade_response
 from agents.knowledge.passages import split_passages
 from agents.knowledge.text import words
 from tests.knowledge.test_strategies import hit

@@ -10,10 +10,10 @@ import pytest
 from langchain_core.messages import HumanMessage
 
 from agents.knowledge.probe import PROBE_MAX_CHARS, knowledge_probe, probe_query
-from agents.knowledge.store import KnowledgeStore
 from config import Settings
 from tests.knowledge.graphkit import knowledge_graph
 from tests.support.graphs import agent_services, run_with_agent_state
+from tools.knowledge.store import KnowledgeStore
 from tools.providers.embeddings import SentenceTransformerEmbeddings
 
 QUESTIONS = [

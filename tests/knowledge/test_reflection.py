@@ -12,7 +12,6 @@ import pytest
 from langchain_core.messages import HumanMessage
 
 from agents.knowledge.state import STAGES
-from agents.knowledge.store import KnowledgeStore
 from config import Settings
 from tests.knowledge.graphkit import (
     ReflectionScript,
@@ -23,6 +22,7 @@ from tests.knowledge.graphkit import (
 )
 from tests.support.graphs import agent_history
 from tests.support.scripted import ScriptedChatModel
+from tools.knowledge.store import KnowledgeStore
 from tools.providers.embeddings import SentenceTransformerEmbeddings
 from tools.rerank import CrossEncoderReranker
 

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from agents.knowledge.store import KnowledgeStore
 from config import Settings
+from tools.knowledge.store import KnowledgeStore
 from tools.providers.embeddings import SentenceTransformerEmbeddings
 from tools.rerank import CrossEncoderReranker, RerankerError
 

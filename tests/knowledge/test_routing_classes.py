@@ -17,13 +17,13 @@ from psycopg_pool import AsyncConnectionPool
 
 from agents.contract.state import RouteDecision
 from agents.knowledge.probe import passage_score, passage_stems
-from agents.knowledge.store import KnowledgeStore
-from agents.knowledge.types import SearchHit
 from config import Settings
 from graph.nodes import RouterCache
 from graph.routing import Router
 from graph.workflow import build_registry
 from tests.support.graphs import agent_services
+from tools.knowledge.store import KnowledgeStore
+from tools.knowledge.types import SearchHit
 from tools.personal.models import MealCreate
 from tools.personal.pgvector import PgVectorItemIndex
 from tools.personal.service import PersonalService

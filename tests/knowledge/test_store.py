@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 from langchain_core.embeddings import Embeddings
 
-from agents.knowledge.store import KnowledgeStore
-from agents.knowledge.types import IngestProgress
 from config import Settings
 from tools.knowledge.engine import KnowledgeEngine
 from tools.knowledge.schema import KnowledgeEngineError
+from tools.knowledge.store import KnowledgeStore
+from tools.knowledge.types import IngestProgress
 from tools.providers.embeddings import SentenceTransformerEmbeddings
 
 

@@ -6,17 +6,15 @@ from pathlib import Path
 
 import pytest
 
-from agents.knowledge.store import KnowledgeStore
+from agents.knowledge.extractive import NO_ANSWER, extractive_answer, grade_response
 from agents.knowledge.strategies import (
-    NO_ANSWER,
     evaluate_query,
     expand_query,
-    extractive_answer,
     grade_documents,
-    grade_response,
     strip_meta,
 )
-from agents.knowledge.types import SearchHit
+from tools.knowledge.store import KnowledgeStore
+from tools.knowledge.types import SearchHit
 
 
 def hit(doc: str, text: str, score: float, title: str | None = None, chunk: int = 0) -> SearchHit:

@@ -28,12 +28,12 @@ from fastapi.testclient import TestClient
 from langchain_core.embeddings import Embeddings
 from pypdf import PdfWriter
 
-from agents.knowledge.store import KnowledgeStore
 from app.security import owner_of
 from config import Settings
 from main import create_app
 from tests.support.servers import free_port
 from tests.support.stub_openai import StubOpenAI
+from tools.knowledge.store import KnowledgeStore
 from tools.providers.embeddings import SentenceTransformerEmbeddings
 
 KEY_A = "quota-key-a-0123456789"

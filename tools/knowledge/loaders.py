@@ -17,7 +17,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agents.knowledge.chunking import heading_starts
+from tools.knowledge.chunking import heading_starts
 
 TEXT_SUFFIXES = frozenset({".md", ".markdown", ".txt", ".rst"})
 HTML_SUFFIXES = frozenset({".html", ".htm"})

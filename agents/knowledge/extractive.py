@@ -3,7 +3,8 @@
 The extractive answer quotes whole passages (`agents.knowledge.passages`) of the sections that
 answer the question; the grade checks each sentence (and list item) against the source it cites.
 
-Part of the offline strategies (`agents.knowledge.strategies` re-exports everything here).
+The answer-side half of the offline strategies (`agents.knowledge.strategies` holds the
+query-side half and the `Hit` protocol both read; this module imports it, never the reverse).
 """
 
 from __future__ import annotations
@@ -13,9 +14,9 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from agents.knowledge.passages import LIST_ITEM, Passage, split_passages
+from agents.knowledge.strategies import Hit
 from agents.knowledge.text import (
     citations_in,
     content_terms,
@@ -23,10 +24,6 @@ from agents.knowledge.text import (
     strip_citations,
     words,
 )
-
-if TYPE_CHECKING:
-    from agents.knowledge.strategies import Hit
-
 
 # --- generate_answer: extractive with citations ---------------------------------------------
 

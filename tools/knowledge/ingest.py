@@ -23,12 +23,12 @@ from typing import Any
 
 from langchain_core.embeddings import Embeddings
 
-from agents.knowledge.chunking import Chunk, chunk_text
-from agents.knowledge.loaders import LoadedDocument
-from agents.knowledge.types import DocumentOutcome
 from tools.knowledge.analysis import term_frequencies
+from tools.knowledge.chunking import Chunk, chunk_text
 from tools.knowledge.engine import ChunkWrite, DocumentWrite, KnowledgeEngine
+from tools.knowledge.loaders import LoadedDocument
 from tools.knowledge.schema import KnowledgeEngineError
+from tools.knowledge.types import DocumentOutcome
 from tools.providers.embeddings import embed_matrix
 
 log = logging.getLogger(__name__)

@@ -36,9 +36,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from langchain_core.embeddings import Embeddings
 
-from agents.knowledge.chunking import chunk_text
-from agents.knowledge.ingest import Indexer, lexical_text
-from agents.knowledge.loaders import (
+from tools.knowledge.analysis import analyze
+from tools.knowledge.chunking import chunk_text
+from tools.knowledge.connect import database_url as resolve_database_url
+from tools.knowledge.engine import KnowledgeEngine
+from tools.knowledge.ingest import Indexer, lexical_text
+from tools.knowledge.legacy import import_legacy
+from tools.knowledge.loaders import (
     IngestLimitExceeded,
     LoadedDocument,
     LoaderError,
@@ -49,8 +53,9 @@ from agents.knowledge.loaders import (
     read_file,
     too_many_documents,
 )
-from agents.knowledge.retriever import HybridRetriever
-from agents.knowledge.types import (
+from tools.knowledge.retriever import HybridRetriever
+from tools.knowledge.schema import KnowledgeEngineError
+from tools.knowledge.types import (
     DocumentRecord,
     FileResult,
     IngestProgress,
@@ -59,11 +64,6 @@ from agents.knowledge.types import (
     SearchHit,
     SearchResult,
 )
-from tools.knowledge.analysis import analyze
-from tools.knowledge.connect import database_url as resolve_database_url
-from tools.knowledge.engine import KnowledgeEngine
-from tools.knowledge.legacy import import_legacy
-from tools.knowledge.schema import KnowledgeEngineError
 from tools.providers.embeddings import embedding_dimension, get_embeddings
 from tools.rerank import CrossEncoderReranker, get_reranker
 
@@ -435,7 +435,7 @@ class KnowledgeStore:
         distinct_documents: bool = False,
         leg_k: int | None = None,
     ) -> SearchResult:
-        """Hybrid search (see `agents.knowledge.retriever`).
+        """Hybrid search (see `tools.knowledge.retriever`).
 
         Defaults come from the settings: ``fetch_k`` = RERANKER_FETCH_K, ``top_k`` =
         RETRIEVAL_TOP_K, ``rerank`` = ENABLE_RERANKING (cross-encoder), ``score_rerank`` =

@@ -32,11 +32,11 @@ from typing import Any
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
-from agents.knowledge.ingest import lexical_text
-from agents.knowledge.types import SearchHit, SearchResult
 from tools.hybrid import check_lambda, weighted_rrf
 from tools.knowledge.analysis import analyze
 from tools.knowledge.engine import MAX_IDS, MAX_LEG_K, Hit, KnowledgeEngine
+from tools.knowledge.ingest import lexical_text
+from tools.knowledge.types import SearchHit, SearchResult
 from tools.providers.embeddings import embed_matrix
 from tools.rerank import CrossEncoderReranker
 
