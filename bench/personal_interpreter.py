@@ -23,8 +23,8 @@ from typing import Any
 
 from tests.personal.cases import CASES, Case, ListRef, SeedRef
 from tests.personal.support import NOW
-from tools.personal.context import Domain
-from tools.personal.interpret import Situation, interpret
+from agents.personal.context import Domain
+from agents.personal.interpret import Situation, interpret
 
 LISTED = [{"id": 100 + n, "label": f"item {n}", "title": f"item {n}"} for n in range(1, 8)]
 
