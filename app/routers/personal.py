@@ -46,7 +46,6 @@ from tools.personal.models import (
     TaskUpdate,
 )
 from tools.personal.operations import events, meals, tasks
-from tools.personal.operations.common import iso
 from tools.personal.service import MAX_OFFSET, check_timezone
 
 router = APIRouter(tags=["personal"], route_class=StrictJSONRoute, responses=COMMON_ERRORS)
@@ -189,12 +188,18 @@ KINDS = (
 )  # fmt: skip
 
 
-def _arguments(spec: ItemRoutes, body: BaseModel, *, only_set: bool) -> dict[str, Any]:
-    """A REST body as the operation's arguments (its datetimes as ISO 8601, "" for none)."""
-    values = body.model_dump(exclude_unset=only_set)
+def _arguments(spec: ItemRoutes, body: BaseModel, *, change: bool) -> dict[str, Any]:
+    """A REST body as the operation's arguments: its datetimes as ISO 8601 and, in a change,
+    the fields given as null in ``clear`` (in a new item a null is the default)."""
+    values = body.model_dump(exclude_unset=change)
+    nulls = [field for field, value in values.items() if value is None]
+    for field in nulls:
+        del values[field]
     for field, argument in spec.dates.items():
         if field in values:
-            values[argument] = iso(values.pop(field))
+            values[argument] = values.pop(field).isoformat()
+    if change and nulls:
+        values["clear"] = [spec.dates.get(field, field) for field in nulls]
     return values
 
 
@@ -230,13 +235,13 @@ def _item_routes(spec: ItemRoutes) -> None:
             raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from None
         services = kw["services"]
         ctx = context_for(kw["who"], services, zone or services.settings.personal_timezone)
-        return await _call(spec.create, ctx, **_arguments(spec, kw["body"], only_set=False))
+        return await _call(spec.create, ctx, **_arguments(spec, kw["body"], change=False))
 
     async def get(**kw: Any) -> Any:
         return await _call(spec.get, kw["ctx"], **{spec.id_field: kw[spec.id_field]})
 
     async def update(**kw: Any) -> Any:
-        changes = _arguments(spec, kw["body"], only_set=True)
+        changes = _arguments(spec, kw["body"], change=True)
         op = spec.update if changes else spec.get  # an empty change answers the item as it is
         return await _call(op, kw["ctx"], **{spec.id_field: kw[spec.id_field]}, **changes)
 

@@ -110,11 +110,6 @@ def moment(value: str | None, ctx: OperationContext, prefer: Prefer = "future") 
     return parse_datetime(value, tz=ctx.timezone, now=clock(ctx), prefer=prefer, default_hour=hour)
 
 
-def iso(value: datetime | None) -> str:
-    """A route's datetime as a date argument ("" clears it)."""
-    return value.isoformat() if value is not None else ""
-
-
 def period(value: str | None, ctx: OperationContext, prefer: Prefer = "future") -> DateRange | None:
     """A period argument ("this week", "yesterday", "2025-03-14") as ``[start, end)``."""
     if value is None or not value.strip():
@@ -159,6 +154,28 @@ async def resolve_target(
 Limit = Annotated[int | None, Field(ge=1, le=1000, description="Rows per page.")]
 #: Rows to skip.
 Offset = Annotated[int, Field(ge=0, le=MAX_OFFSET, description="Rows to skip.")]
+
+
+def changes(
+    args: BaseModel,
+    ctx: OperationContext,
+    *,
+    keys: set[str],
+    dates: dict[str, str],
+    prefer: Prefer = "future",
+) -> dict[str, Any]:
+    """The columns an update changes: the arguments given (None = unchanged; ``keys`` name the
+    item, not a change), its dates in words as datetimes (``dates``: argument -> column; an
+    empty one clears it), and the fields named in ``clear`` emptied."""
+    given = args.model_dump(exclude={*keys, *dates, "clear"})
+    out: dict[str, Any] = {k: v for k, v in given.items() if v is not None}
+    for argument, column in dates.items():
+        value = getattr(args, argument)
+        if value is not None:
+            out[column] = moment(value, ctx, prefer)
+    for name in getattr(args, "clear", None) or ():
+        out[dates.get(name, name)] = None
+    return out
 
 
 class ItemRef(BaseModel):

@@ -3,7 +3,7 @@ search, and the event-created / daily-summary webhooks of the owner's calendar."
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import AwareDatetime, BaseModel, Field
 
@@ -17,6 +17,7 @@ from tools.personal.operations.common import (
     Listing,
     Offset,
     Sent,
+    changes,
     clock,
     engine,
     moment,
@@ -124,22 +125,21 @@ class UpdateEvent(EventRef):
     location: str | None = Field(None, max_length=200)
     attendees: list[str] | None = Field(None, max_length=MAX_LIST_ITEMS)
     notes: str | None = Field(None, max_length=4000)
+    clear: list[Literal["title", "starts", "ends", "location", "attendees", "notes"]] = Field(
+        default_factory=list, max_length=6, description="Fields to empty, e.g. ['ends']."
+    )
 
 
 @personal()
 async def update_event(ctx: OperationContext, args: UpdateEvent) -> Event:
     """Change or move an event (a new start keeps its length unless a new end is given)."""
     with refusals():
-        given = args.model_fields_set - {"event_id", "match", "starts", "ends"}
-        changes: dict[str, Any] = {k: getattr(args, k) for k in given}
-        if "starts" in args.model_fields_set:
-            changes["starts_at"] = moment(args.starts, ctx)
-        if "ends" in args.model_fields_set:
-            changes["ends_at"] = moment(args.ends, ctx)
-        if not changes:
+        dates = {"starts": "starts_at", "ends": "ends_at"}
+        found = changes(args, ctx, keys={"event_id", "match"}, dates=dates)
+        if not found:
             raise ValueError("nothing to change")
         target = await resolve_target(ctx, "event", args.event_id, args.match)
-        return await engine(ctx).update_event(ctx.owner, target, EventUpdate(**changes))
+        return await engine(ctx).update_event(ctx.owner, target, EventUpdate(**found))
 
 
 @personal()

@@ -4,7 +4,7 @@ hybrid search, and the daily-summary webhook of the owner's food diary."""
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import AwareDatetime, BaseModel, Field
 
@@ -24,6 +24,7 @@ from tools.personal.operations.common import (
     Listing,
     Offset,
     Sent,
+    changes,
     clock,
     engine,
     moment,
@@ -141,19 +142,29 @@ class UpdateMeal(MealId):
     protein_g: float | None = Field(None, ge=0, le=2_000)
     carbs_g: float | None = Field(None, ge=0, le=2_000)
     fat_g: float | None = Field(None, ge=0, le=2_000)
+    clear: list[
+        Literal[
+            "description",
+            "meal_type",
+            "eaten_at",
+            "items",
+            "calories",
+            "protein_g",
+            "carbs_g",
+            "fat_g",
+        ]
+    ] = Field(default_factory=list, max_length=8, description="Fields to empty, e.g. ['fat_g'].")
 
 
 @personal()
 async def update_meal(ctx: OperationContext, args: UpdateMeal) -> Meal:
     """Correct a logged meal (description, type, time, items, calories, macros)."""
     with refusals():
-        given = args.model_fields_set - {"meal_id", "eaten_at"}
-        changes: dict[str, Any] = {k: getattr(args, k) for k in given}
-        if "eaten_at" in args.model_fields_set:
-            changes["eaten_at"] = moment(args.eaten_at, ctx, prefer="past")
-        if not changes:
+        dates = {"eaten_at": "eaten_at"}
+        found = changes(args, ctx, keys={"meal_id"}, dates=dates, prefer="past")
+        if not found:
             raise ValueError("nothing to change")
-        return await engine(ctx).update_meal(ctx.owner, args.meal_id, MealUpdate(**changes))
+        return await engine(ctx).update_meal(ctx.owner, args.meal_id, MealUpdate(**found))
 
 
 @personal()

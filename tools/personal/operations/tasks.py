@@ -4,7 +4,7 @@ the reminder / daily-summary webhooks of the owner's to-do list."""
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import AwareDatetime, BaseModel, Field
 
@@ -26,6 +26,7 @@ from tools.personal.operations.common import (
     Listing,
     Offset,
     Sent,
+    changes,
     clock,
     engine,
     moment,
@@ -152,22 +153,22 @@ class UpdateTask(TaskRef):
     status: TaskStatus | None = None
     tags: list[str] | None = Field(None, max_length=MAX_TAGS)
     notes: str | None = Field(None, max_length=4000)
+    clear: list[Literal["due", "title", "priority", "status", "tags", "notes"]] = Field(
+        default_factory=list, max_length=6, description="Fields to empty, e.g. ['due']."
+    )
 
 
 @personal()
 async def update_task(ctx: OperationContext, args: UpdateTask) -> Task:
     """Change a task: title, due time, priority, status, tags or notes."""
     with refusals():
-        given = args.model_fields_set - {"task_id", "match", "due"}
-        changes: dict[str, Any] = {k: getattr(args, k) for k in given}
-        if "due" in args.model_fields_set:
-            changes["due_at"] = moment(args.due, ctx)
-        if not changes:
+        found = changes(args, ctx, keys={"task_id", "match"}, dates={"due": "due_at"})
+        if not found:
             raise ValueError(
                 "nothing to change: give a new title, due, priority, status, tags or notes"
             )
         target = await resolve_target(ctx, "task", args.task_id, args.match)
-        return await engine(ctx).update_task(ctx.owner, target, TaskUpdate(**changes))
+        return await engine(ctx).update_task(ctx.owner, target, TaskUpdate(**found))
 
 
 @personal()
