@@ -206,10 +206,11 @@ def bind(op: Operation[Any, Any], render: Render, *, name: str | None = None) ->
     if name is not None:
         op = replace(op, name=name)
     inner = op.as_tool(operation_context, render=_keep, on_error=_keep)
-    assert inner.coroutine is not None
+    run = inner.coroutine
+    assert run is not None
 
     async def call(runtime: Runtime, **kwargs: Any) -> Command[Any]:
-        out = await inner.coroutine(runtime, **kwargs)
+        out = await run(runtime, **kwargs)
         if isinstance(out, OperationError | ValidationError):
             return refused(out).command(runtime)
         return render(out, ctx_of(runtime).clock()).command(runtime)

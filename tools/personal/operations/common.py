@@ -14,9 +14,9 @@ from datetime import datetime, timedelta
 from typing import Annotated, Any, Generic
 
 import psycopg
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError, create_model
 
-from tools.operations import NotFound, OperationContext, OperationError, operation
+from tools.operations import NotFound, Operation, OperationContext, OperationError, operation
 from tools.personal.dates import DateRange, Prefer, find_range, local_now, parse_datetime
 from tools.personal.format import describe
 from tools.personal.models import EventFilter, Hit, ItemT, Kind, MealFilter, Page, TaskFilter
@@ -224,6 +224,51 @@ class Listing(BaseModel, Generic[ItemT]):
             limit=self.limit or len(self.items),
             next_offset=self.next_offset,
         )
+
+
+def get_operation(kind: Kind, item: type[BaseModel], ids: type[BaseModel]) -> Operation[Any, Any]:
+    """``get_<kind>``: one of the owner's items by id (``ids`` holds ``<kind>_id``)."""
+
+    async def run(ctx: OperationContext, args: BaseModel) -> Any:
+        with refusals():
+            return await engine(ctx).get(ctx.owner, kind, getattr(args, f"{kind}_id"))
+
+    return Operation(
+        name=f"get_{kind}",
+        capability=CAPABILITY,
+        description=f"One of the user's {kind}s, by id.",
+        input_model=ids,
+        output_model=item,
+        run=run,
+        read_only=True,
+    )
+
+
+def search_operation(
+    kind: Kind, item: type[BaseModel], *, description: str, query_help: str, label: str
+) -> Operation[Any, Any]:
+    """``search_<kind>s``: the owner's items nearest in meaning to a query, any status
+    (``label``: how the list is named, "about" or "like" the query)."""
+    args_model = create_model(
+        f"Search{kind.capitalize()}s",
+        query=(str, Field(min_length=1, max_length=500, description=query_help)),
+        limit=(int, Field(10, ge=1, le=100)),
+    )
+
+    async def run(ctx: OperationContext, args: Any) -> Listing[Any]:
+        with refusals():
+            hits = await engine(ctx).search(ctx.owner, kind, args.query, limit=args.limit)
+            return Listing[item].of_hits(kind, f"{label} '{args.query}'", hits)  # type: ignore[valid-type]
+
+    return Operation(
+        name=f"search_{kind}s",
+        capability=CAPABILITY,
+        description=description,
+        input_model=args_model,
+        output_model=Listing[item],  # type: ignore[valid-type]
+        run=run,
+        read_only=True,
+    )
 
 
 class DayArgs(BaseModel):

@@ -20,11 +20,13 @@ from tools.personal.operations.common import (
     changes,
     clock,
     engine,
+    get_operation,
     moment,
     period,
     personal,
     refusals,
     resolve_target,
+    search_operation,
     send_webhook,
 )
 
@@ -46,7 +48,7 @@ async def create_event(ctx: OperationContext, args: CreateEvent) -> Event:
     with refusals():
         data = EventCreate(
             title=args.title,
-            starts_at=moment(args.starts, ctx),  # type: ignore[arg-type]  # validated here
+            starts_at=moment(args.starts, ctx),  # None: refused by EventCreate
             ends_at=moment(args.ends, ctx),
             location=args.location,
             attendees=args.attendees,
@@ -59,11 +61,7 @@ class EventId(BaseModel):
     event_id: int = Field(ge=1, le=2**62, description="The event's id (#n in lists).")
 
 
-@personal(read_only=True)
-async def get_event(ctx: OperationContext, args: EventId) -> Event:
-    """One of the user's events, by id."""
-    with refusals():
-        return await engine(ctx).get_event(ctx.owner, args.event_id)
+get_event = get_operation("event", Event, EventId)
 
 
 class ListEvents(BaseModel):
@@ -150,17 +148,13 @@ async def delete_event(ctx: OperationContext, args: EventRef) -> Event:
         return await engine(ctx).delete_event(ctx.owner, target)
 
 
-class SearchEvents(BaseModel):
-    query: str = Field(min_length=1, max_length=500, description="What the events are about.")
-    limit: int = Field(10, ge=1, le=100)
-
-
-@personal(read_only=True)
-async def search_events(ctx: OperationContext, args: SearchEvents) -> Listing[Event]:
-    """Find the user's events by meaning ('events about the conference')."""
-    with refusals():
-        hits = await engine(ctx).search(ctx.owner, "event", args.query, limit=args.limit)
-        return Listing[Event].of_hits("event", f"about '{args.query}'", hits)
+search_events = search_operation(
+    "event",
+    Event,
+    description="Find the user's events by meaning ('events about the conference').",
+    query_help="What the events are about.",
+    label="about",
+)
 
 
 class HybridSearchEvents(BaseModel):

@@ -27,10 +27,12 @@ from tools.personal.operations.common import (
     changes,
     clock,
     engine,
+    get_operation,
     moment,
     period,
     personal,
     refusals,
+    search_operation,
     send_webhook,
 )
 
@@ -79,11 +81,7 @@ class MealId(BaseModel):
     meal_id: int = Field(ge=1, le=2**62, description="The meal's id (#n in lists).")
 
 
-@personal(read_only=True)
-async def get_meal(ctx: OperationContext, args: MealId) -> Meal:
-    """One of the user's meals, by id."""
-    with refusals():
-        return await engine(ctx).get_meal(ctx.owner, args.meal_id)
+get_meal = get_operation("meal", Meal, MealId)
 
 
 class ListMeals(BaseModel):
@@ -199,17 +197,13 @@ async def nutrition_totals(ctx: OperationContext, args: TotalsArgs) -> Totals:
         return Totals(label=span.label, totals=totals)
 
 
-class SearchMeals(BaseModel):
-    query: str = Field(min_length=1, max_length=500, description="What the meals were like.")
-    limit: int = Field(10, ge=1, le=100)
-
-
-@personal(read_only=True)
-async def search_meals(ctx: OperationContext, args: SearchMeals) -> Listing[Meal]:
-    """Find the user's meals by meaning ('meals like the curry I had last week')."""
-    with refusals():
-        hits = await engine(ctx).search(ctx.owner, "meal", args.query, limit=args.limit)
-        return Listing[Meal].of_hits("meal", f"like '{args.query}'", hits)
+search_meals = search_operation(
+    "meal",
+    Meal,
+    description="Find the user's meals by meaning ('meals like the curry I had last week').",
+    query_help="What the meals were like.",
+    label="like",
+)
 
 
 class HybridSearchMeals(BaseModel):

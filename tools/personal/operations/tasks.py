@@ -29,11 +29,13 @@ from tools.personal.operations.common import (
     changes,
     clock,
     engine,
+    get_operation,
     moment,
     period,
     personal,
     refusals,
     resolve_target,
+    search_operation,
     send_webhook,
 )
 
@@ -70,11 +72,7 @@ class TaskId(BaseModel):
     task_id: int = Field(ge=1, le=2**62, description="The task's id (#n in lists).")
 
 
-@personal(read_only=True)
-async def get_task(ctx: OperationContext, args: TaskId) -> Task:
-    """One of the user's tasks, by id."""
-    with refusals():
-        return await engine(ctx).get_task(ctx.owner, args.task_id)
+get_task = get_operation("task", Task, TaskId)
 
 
 class ListTasks(BaseModel):
@@ -187,17 +185,13 @@ async def delete_task(ctx: OperationContext, args: TaskRef) -> Task:
         return await engine(ctx).delete_task(ctx.owner, target)
 
 
-class SearchTasks(BaseModel):
-    query: str = Field(min_length=1, max_length=500, description="What the tasks are about.")
-    limit: int = Field(10, ge=1, le=100)
-
-
-@personal(read_only=True)
-async def search_tasks(ctx: OperationContext, args: SearchTasks) -> Listing[Task]:
-    """Find the user's tasks by meaning ('tasks about the tax return'), any status."""
-    with refusals():
-        hits = await engine(ctx).search(ctx.owner, "task", args.query, limit=args.limit)
-        return Listing[Task].of_hits("task", f"about '{args.query}'", hits)
+search_tasks = search_operation(
+    "task",
+    Task,
+    description="Find the user's tasks by meaning ('tasks about the tax return'), any status.",
+    query_help="What the tasks are about.",
+    label="about",
+)
 
 
 class HybridSearchTasks(BaseModel):
