@@ -21,10 +21,10 @@ import time
 from collections import Counter
 from typing import Any
 
+from agents.personal.context import Domain
+from agents.personal.interpret import Situation, interpret
 from tests.personal.cases import CASES, Case, ListRef, SeedRef
 from tests.personal.support import NOW
-from tools.personal.context import Domain
-from tools.personal.interpret import Situation, interpret
 
 LISTED = [{"id": 100 + n, "label": f"item {n}", "title": f"item {n}"} for n in range(1, 8)]
 

@@ -6,10 +6,8 @@ from agents.analytics.spec import analytics_agent
 from agents.chat.agent import chat_agent
 from agents.coding.subgraph import coding_agent
 from agents.contract.spec import AgentSpec
-from agents.event.spec import event_agent
-from agents.food.spec import food_agent
 from agents.knowledge.spec import knowledge_agent
-from agents.task.spec import task_agent
+from agents.personal.spec import event_agent, food_agent, task_agent
 from agents.test_analysis.agent import analysis_agent
 
 

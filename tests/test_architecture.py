@@ -74,3 +74,30 @@ def test_importing_the_graph_factory_builds_nothing() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
+def _imports(path: Path) -> set[str]:
+    import ast
+
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found.add(node.module)
+    return found
+
+
+def test_personal_tools_build_no_agent_and_personal_agents_open_no_engine() -> None:
+    """`tools/personal` is the engine and its operations (no graph, no agent); the agents in
+    `agents/personal` only call operations (they open no connection, pool or index)."""
+    graph_code = ("langgraph.graph", "langgraph.prebuilt", "langchain.agents", "agents", "graph")
+    for path in sorted((REPO / "tools" / "personal").rglob("*.py")):
+        bad = [m for m in _imports(path) if m.startswith(graph_code)]
+        text = path.read_text()
+        assert bad == [] and "create_agent(" not in text and "StateGraph(" not in text, path
+    engines = ("psycopg", "psycopg_pool", "qdrant_client", "app", "tools.personal.pgvector")
+    for path in sorted((REPO / "agents" / "personal").rglob("*.py")):
+        bad = [m for m in _imports(path) if m.startswith(engines)]
+        text = path.read_text()
+        assert bad == [] and "PersonalService(" not in text, path

@@ -121,12 +121,14 @@ class Operation(Generic[In, Out]):
         context_of: Callable[[Any], OperationContext],
         *,
         render: Callable[[Out], Any] | None = None,
+        on_error: Callable[[OperationError | ValidationError], Any] | None = None,
     ) -> StructuredTool:
         """This operation as a LangChain tool for an agent.
 
         ``context_of(runtime)`` builds the caller from the tool's runtime (the agent's owner and
         services); ``render`` turns the result into what the model sees (default: its JSON).
-        An :class:`OperationError` becomes the tool's error message, so the model can recover.
+        An :class:`OperationError` becomes the tool's error message, so the model can recover
+        (``on_error`` words it, default ``Error: <message>``).
         """
         from langchain.tools import ToolRuntime
         from langchain_core.tools import StructuredTool
@@ -136,10 +138,12 @@ class Operation(Generic[In, Out]):
         async def call(runtime: ToolRuntime, **kwargs: Any) -> Any:
             try:
                 result = await op(context_of(runtime), kwargs)
-            except OperationError as exc:
+            except (OperationError, ValidationError) as exc:
+                if on_error is not None:
+                    return on_error(exc)
+                if isinstance(exc, ValidationError):
+                    return f"Error: invalid arguments: {exc.errors(include_url=False)}"
                 return f"Error: {exc}"
-            except ValidationError as exc:
-                return f"Error: invalid arguments: {exc.errors(include_url=False)}"
             return render(result) if render is not None else result.model_dump_json()
 
         # LangChain injects the runtime by the parameter's annotation; this module's annotations

@@ -9,11 +9,12 @@ from app.components.coding import start_coding
 from app.components.knowledge import start_knowledge
 from app.components.personal import start_personal
 from tools.knowledge import operations as knowledge_operations
+from tools.personal import operations as personal_operations
 
 # knowledge first: the others may search it, and /health lists it first
 COMPONENTS: list[Component] = [
     Component("knowledge", start_knowledge, knowledge_operations.OPERATIONS),
     Component("coding", start_coding),
     Component("analytics", start_analytics),
-    Component("personal", start_personal),
+    Component("personal", start_personal, personal_operations.OPERATIONS),
 ]

@@ -1,58 +1,54 @@
 """REST for the personal data the task, food and event agents manage: `/tasks`, `/meals`,
 `/events` (list with filters and pages, create, read, change, delete).
 
-Every row belongs to the API key's owner (the same owner id the chat agents act for): a list
-shows only the caller's rows, and an id of another owner's row answers 404, exactly like an id
-that does not exist. Bodies are strict (unknown fields 422) and bounded by the models of
-`tools.personal.models`; datetimes need a UTC offset. When Postgres cannot be reached the answer
-is 503 naming it.
+Every route calls the personal operations (`tools.personal.operations`), the same ones the
+agents bind as tools. Every row belongs to the API key's owner (the same owner id the chat
+agents act for): a list shows only the caller's rows, and an id of another owner's row answers
+404, exactly like an id that does not exist. Bodies are strict (unknown fields 422) and bounded
+by the models of `tools.personal.models`; datetimes need a UTC offset. When Postgres cannot be
+reached the answer is 503 naming it.
+
+The create / read / change / delete routes have one shape for the three kinds and are made by
+:func:`_item_routes` from a table; the lists differ in their filters and are written out.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any
 
-import psycopg
-from fastapi import APIRouter, HTTPException, Path, Query, Request, Response, status
+from fastapi import APIRouter, HTTPException, Path, Query, Response, status
 from pydantic import BaseModel, ValidationError
 
 from app.bodies import StrictJSONRoute
-from app.errors import COMMON_ERRORS, DependencyUnavailable, error_responses
+from app.errors import COMMON_ERRORS, error_responses
+from app.operations import OperationContextDep, context_for
 from app.security import CallerDep
-from app.services import get_services
+from app.services import ServicesDep
+from tools.operations import Operation, OperationContext
 from tools.personal.models import (
     Event,
     EventCreate,
-    EventFilter,
     EventUpdate,
     Kind,
     Meal,
     MealCreate,
-    MealFilter,
     MealType,
     MealUpdate,
     Page,
     Priority,
     Task,
     TaskCreate,
-    TaskFilter,
     TaskStatus,
     TaskUpdate,
 )
-from tools.personal.service import (
-    MAX_OFFSET,
-    InvalidItem,
-    NotFound,
-    PersonalService,
-    check_timezone,
-)
+from tools.personal.operations import events, meals, tasks
+from tools.personal.service import MAX_OFFSET, check_timezone
 
 router = APIRouter(tags=["personal"], route_class=StrictJSONRoute, responses=COMMON_ERRORS)
-
-F = TypeVar("F", bound=BaseModel)
 
 #: Largest id accepted in a path (ids are Postgres bigints).
 MAX_ID = 2**62
@@ -79,53 +75,24 @@ ITEM_ERRORS = error_responses(404)
 WRITE_ERRORS = error_responses(404, 413)
 
 
-def _service(request: Request) -> PersonalService:
+async def _call(op: Operation[Any, Any], ctx: OperationContext, **values: Any) -> Any:
+    """Run ``op`` on the route's values (a value the operation refuses is 422 naming it)."""
     try:
-        return get_services(request).agents.resource(PersonalService)
-    except LookupError:
-        raise DependencyUnavailable("postgres", "the personal data store is not open") from None
-
-
-@asynccontextmanager
-async def _answering(kind: Kind) -> AsyncIterator[None]:
-    """Domain errors as HTTP answers: 404 for a missing (or another owner's) item, 422 for a
-    value the data refuses (a NUL character, an event ending before it starts, a bad page)."""
-    try:
-        yield
-    except NotFound:
-        raise HTTPException(status.HTTP_404_NOT_FOUND, f"No {kind} with this id.") from None
-    except (InvalidItem, ValueError, psycopg.DataError) as exc:
-        text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, text) from None
-
-
-def _filter(model: type[F], **values: Any) -> F:
-    """The filter of a list from its query parameters (422 names what is wrong)."""
-    try:
-        return model.model_validate({k: v for k, v in values.items() if v is not None})
+        payload = op.parse(values)
     except ValidationError as exc:
         reasons = "; ".join(
             f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()[:5]
         )
         raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, reasons) from None
+    return await op(ctx, payload)
 
 
-def _zone(tz: str | None) -> str | None:
-    if tz is None:
-        return None
-    try:
-        return check_timezone(tz)
-    except ValueError as exc:
-        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from None
-
-
-# --- tasks -----------------------------------------------------------------------------------
+# --- lists -----------------------------------------------------------------------------------
 
 
 @router.get("/tasks", response_model=Page[Task])
 async def list_tasks(
-    request: Request,
-    who: CallerDep,
+    ctx: OperationContextDep,
     status_: Annotated[list[TaskStatus] | None, Query(alias="status", max_length=3)] = None,
     min_priority: Annotated[Priority | None, Query(description="At least this priority.")] = None,
     tag: Annotated[list[str] | None, Query(max_length=20, description="Has all these.")] = None,
@@ -136,48 +103,17 @@ async def list_tasks(
     offset: Offset = 0,
 ) -> Any:
     """The caller's tasks, by due date (tasks without one last), one page at a time."""
-    flt = _filter(TaskFilter, status=status_, min_priority=min_priority, tags=tag,
-                  due_from=due_from, due_to=due_to, text=q)  # fmt: skip
-    async with _answering("task"):
-        return await _service(request).list_tasks(who.owner, flt, limit=limit, offset=offset)
-
-
-@router.post("/tasks", response_model=Task, status_code=201, responses=error_responses(413))
-async def create_task(body: TaskCreate, request: Request, who: CallerDep, tz: Zone = None) -> Any:
-    """Create a task for the caller."""
-    async with _answering("task"):
-        return await _service(request).create_task(who.owner, body, tz=_zone(tz))
-
-
-@router.get("/tasks/{task_id}", response_model=Task, responses=ITEM_ERRORS)
-async def get_task(task_id: ItemId, request: Request, who: CallerDep) -> Any:
-    """One of the caller's tasks."""
-    async with _answering("task"):
-        return await _service(request).get_task(who.owner, task_id)
-
-
-@router.patch("/tasks/{task_id}", response_model=Task, responses=WRITE_ERRORS)
-async def update_task(task_id: ItemId, body: TaskUpdate, request: Request, who: CallerDep) -> Any:
-    """Change the fields given (status `done` completes the task)."""
-    async with _answering("task"):
-        return await _service(request).update_task(who.owner, task_id, body)
-
-
-@router.delete("/tasks/{task_id}", status_code=204, responses=ITEM_ERRORS)
-async def delete_task(task_id: ItemId, request: Request, who: CallerDep) -> Response:
-    """Delete one of the caller's tasks."""
-    async with _answering("task"):
-        await _service(request).delete_task(who.owner, task_id)
-    return Response(status_code=204)
-
-
-# --- meals -----------------------------------------------------------------------------------
+    # every value is passed, None too: the operation's defaults (open tasks, 20 a page) are
+    # the agent's, a route's are all statuses and PERSONAL_PAGE_SIZE
+    found = await _call(tasks.list_tasks, ctx, status=status_, min_priority=min_priority,
+                        tags=tag, due_from=due_from, due_to=due_to, text=q, limit=limit,
+                        offset=offset)  # fmt: skip
+    return found.page()
 
 
 @router.get("/meals", response_model=Page[Meal])
 async def list_meals(
-    request: Request,
-    who: CallerDep,
+    ctx: OperationContextDep,
     meal_type: Annotated[list[MealType] | None, Query(max_length=4)] = None,
     eaten_from: Moment = None,
     eaten_to: Moment = None,
@@ -188,50 +124,15 @@ async def list_meals(
     offset: Offset = 0,
 ) -> Any:
     """The caller's meals, newest first, one page at a time."""
-    flt = _filter(MealFilter, meal_type=meal_type, eaten_from=eaten_from, eaten_to=eaten_to,
-                  min_calories=min_calories, max_calories=max_calories, text=q)  # fmt: skip
-    async with _answering("meal"):
-        return await _service(request).list_meals(
-            who.owner, flt, limit=limit, offset=offset, newest_first=True
-        )
-
-
-@router.post("/meals", response_model=Meal, status_code=201, responses=error_responses(413))
-async def create_meal(body: MealCreate, request: Request, who: CallerDep, tz: Zone = None) -> Any:
-    """Log a meal for the caller."""
-    async with _answering("meal"):
-        return await _service(request).create_meal(who.owner, body, tz=_zone(tz))
-
-
-@router.get("/meals/{meal_id}", response_model=Meal, responses=ITEM_ERRORS)
-async def get_meal(meal_id: ItemId, request: Request, who: CallerDep) -> Any:
-    """One of the caller's meals."""
-    async with _answering("meal"):
-        return await _service(request).get_meal(who.owner, meal_id)
-
-
-@router.patch("/meals/{meal_id}", response_model=Meal, responses=WRITE_ERRORS)
-async def update_meal(meal_id: ItemId, body: MealUpdate, request: Request, who: CallerDep) -> Any:
-    """Change the fields given."""
-    async with _answering("meal"):
-        return await _service(request).update_meal(who.owner, meal_id, body)
-
-
-@router.delete("/meals/{meal_id}", status_code=204, responses=ITEM_ERRORS)
-async def delete_meal(meal_id: ItemId, request: Request, who: CallerDep) -> Response:
-    """Delete one of the caller's meals."""
-    async with _answering("meal"):
-        await _service(request).delete_meal(who.owner, meal_id)
-    return Response(status_code=204)
-
-
-# --- events ----------------------------------------------------------------------------------
+    found = await _call(meals.list_meals, ctx, meal_type=meal_type, eaten_from=eaten_from,
+                        eaten_to=eaten_to, min_calories=min_calories, max_calories=max_calories,
+                        text=q, limit=limit, offset=offset, newest_first=True)  # fmt: skip
+    return found.page()
 
 
 @router.get("/events", response_model=Page[Event])
 async def list_events(
-    request: Request,
-    who: CallerDep,
+    ctx: OperationContextDep,
     starts_from: Moment = None,
     starts_to: Moment = None,
     attendee: Annotated[str | None, Query(min_length=1, max_length=120)] = None,
@@ -241,38 +142,129 @@ async def list_events(
     offset: Offset = 0,
 ) -> Any:
     """The caller's events, by start, one page at a time."""
-    flt = _filter(EventFilter, starts_from=starts_from, starts_to=starts_to,
-                  attendee=attendee, location=location, text=q)  # fmt: skip
-    async with _answering("event"):
-        return await _service(request).list_events(who.owner, flt, limit=limit, offset=offset)
+    found = await _call(events.list_events, ctx, starts_from=starts_from, starts_to=starts_to,
+                        attendee=attendee, location=location, text=q, limit=limit,
+                        offset=offset)  # fmt: skip
+    return found.page()
 
 
-@router.post("/events", response_model=Event, status_code=201, responses=error_responses(413))
-async def create_event(body: EventCreate, request: Request, who: CallerDep, tz: Zone = None) -> Any:
-    """Put an event on the caller's calendar (without an end it lasts PERSONAL_EVENT_MINUTES)."""
-    async with _answering("event"):
-        return await _service(request).create_event(who.owner, body, tz=_zone(tz))
+# --- create / read / change / delete: one shape for the three kinds ---------------------------
 
 
-@router.get("/events/{event_id}", response_model=Event, responses=ITEM_ERRORS)
-async def get_event(event_id: ItemId, request: Request, who: CallerDep) -> Any:
-    """One of the caller's events."""
-    async with _answering("event"):
-        return await _service(request).get_event(who.owner, event_id)
+@dataclass(frozen=True)
+class ItemRoutes:
+    """What the item routes of one kind need: its path, models and operations."""
+
+    kind: Kind
+    path: str
+    id_field: str
+    item: type[BaseModel]
+    create_body: type[BaseModel]
+    update_body: type[BaseModel]
+    create: Operation[Any, Any]
+    get: Operation[Any, Any]
+    update: Operation[Any, Any]
+    delete: Operation[Any, Any]
+    #: The REST body's datetimes and the operation's argument each one becomes.
+    dates: dict[str, str]
+    create_doc: str
+    update_doc: str
 
 
-@router.patch("/events/{event_id}", response_model=Event, responses=WRITE_ERRORS)
-async def update_event(
-    event_id: ItemId, body: EventUpdate, request: Request, who: CallerDep
-) -> Any:
-    """Change the fields given (a moved start keeps the event's length)."""
-    async with _answering("event"):
-        return await _service(request).update_event(who.owner, event_id, body)
+KINDS = (
+    ItemRoutes("task", "/tasks", "task_id", Task, TaskCreate, TaskUpdate, tasks.create_task,
+               tasks.get_task, tasks.update_task, tasks.delete_task, {"due_at": "due"},
+               "Create a task for the caller.",
+               "Change the fields given (status `done` completes the task)."),
+    ItemRoutes("meal", "/meals", "meal_id", Meal, MealCreate, MealUpdate, meals.log_meal,
+               meals.get_meal, meals.update_meal, meals.delete_meal, {"eaten_at": "eaten_at"},
+               "Log a meal for the caller.", "Change the fields given."),
+    ItemRoutes("event", "/events", "event_id", Event, EventCreate, EventUpdate,
+               events.create_event, events.get_event, events.update_event, events.delete_event,
+               {"starts_at": "starts", "ends_at": "ends"},
+               "Put an event on the caller's calendar (without an end it lasts "
+               "PERSONAL_EVENT_MINUTES).",
+               "Change the fields given (a moved start keeps the event's length)."),
+)  # fmt: skip
 
 
-@router.delete("/events/{event_id}", status_code=204, responses=ITEM_ERRORS)
-async def delete_event(event_id: ItemId, request: Request, who: CallerDep) -> Response:
-    """Delete one of the caller's events."""
-    async with _answering("event"):
-        await _service(request).delete_event(who.owner, event_id)
-    return Response(status_code=204)
+def _arguments(spec: ItemRoutes, body: BaseModel, *, change: bool) -> dict[str, Any]:
+    """A REST body as the operation's arguments: its datetimes as ISO 8601 and, in a change,
+    the fields given as null in ``clear`` (in a new item a null is the default)."""
+    values = body.model_dump(exclude_unset=change)
+    nulls = [field for field, value in values.items() if value is None]
+    for field in nulls:
+        del values[field]
+    for field, argument in spec.dates.items():
+        if field in values:
+            values[argument] = values.pop(field).isoformat()
+    if change and nulls:
+        values["clear"] = [spec.dates.get(field, field) for field in nulls]
+    return values
+
+
+def _route(
+    func: Callable[..., Any], name: str, doc: str, params: list[tuple[str, Any]], returns: Any
+) -> Callable[..., Any]:
+    """``func`` with the name, docstring and typed signature FastAPI reads (a query parameter
+    named ``tz`` is optional)."""
+    func.__name__ = func.__qualname__ = name
+    func.__doc__ = doc
+    keyword = inspect.Parameter.KEYWORD_ONLY
+    func.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [
+            inspect.Parameter(p, keyword, annotation=t, default=None if p == "tz" else empty)
+            for p, t in params
+        ],
+        return_annotation=returns,
+    )
+    return func
+
+
+empty = inspect.Parameter.empty
+
+
+def _item_routes(spec: ItemRoutes) -> None:
+    """The create, read, change and delete routes of one kind."""
+    kind, one = spec.kind, f"{spec.path}/{{{spec.id_field}}}"
+
+    async def create(**kw: Any) -> Any:
+        try:
+            zone = check_timezone(kw["tz"]) if kw["tz"] is not None else None
+        except ValueError as exc:
+            raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from None
+        services = kw["services"]
+        ctx = context_for(kw["who"], services, zone or services.settings.personal_timezone)
+        return await _call(spec.create, ctx, **_arguments(spec, kw["body"], change=False))
+
+    async def get(**kw: Any) -> Any:
+        return await _call(spec.get, kw["ctx"], **{spec.id_field: kw[spec.id_field]})
+
+    async def update(**kw: Any) -> Any:
+        changes = _arguments(spec, kw["body"], change=True)
+        op = spec.update if changes else spec.get  # an empty change answers the item as it is
+        return await _call(op, kw["ctx"], **{spec.id_field: kw[spec.id_field]}, **changes)
+
+    async def delete(**kw: Any) -> Response:
+        await _call(spec.delete, kw["ctx"], **{spec.id_field: kw[spec.id_field]})
+        return Response(status_code=204)
+
+    key = (spec.id_field, ItemId)
+    router.post(spec.path, response_model=spec.item, status_code=201,
+                responses=error_responses(413))(_route(
+        create, f"create_{kind}", spec.create_doc,
+        [("body", spec.create_body), ("who", CallerDep), ("services", ServicesDep), ("tz", Zone)],
+        Any))  # fmt: skip
+    router.get(one, response_model=spec.item, responses=ITEM_ERRORS)(
+        _route(get, f"get_{kind}", f"One of the caller's {kind}s.",
+               [key, ("ctx", OperationContextDep)], Any))  # fmt: skip
+    router.patch(one, response_model=spec.item, responses=WRITE_ERRORS)(
+        _route(update, f"update_{kind}", spec.update_doc,
+               [key, ("body", spec.update_body), ("ctx", OperationContextDep)], Any))  # fmt: skip
+    router.delete(one, status_code=204, responses=ITEM_ERRORS)(
+        _route(delete, f"delete_{kind}", f"Delete one of the caller's {kind}s.",
+               [key, ("ctx", OperationContextDep)], Response))  # fmt: skip
+
+
+for _spec in KINDS:
+    _item_routes(_spec)

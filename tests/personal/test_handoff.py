@@ -5,13 +5,16 @@ creates the event; user isolation across the agents; "mark the second one done".
 from __future__ import annotations
 
 from datetime import datetime
+from functools import partial
 
-from agents.event import run_event_agent
-from agents.food import run_food_agent
-from agents.task import run_task_agent
+from agents.personal.context import PersonalContext
+from agents.personal.spec import run_personal_agent
 from tests.personal.support import BERLIN, NOW
-from tools.personal.context import PersonalContext
 from tools.personal.service import PersonalService
+
+run_event_agent = partial(run_personal_agent, "event")
+run_food_agent = partial(run_personal_agent, "food")
+run_task_agent = partial(run_personal_agent, "task")
 
 
 def context(service: PersonalService, user: str) -> PersonalContext:

@@ -5,14 +5,14 @@ machine's Postgres and Qdrant local mode."""
 from __future__ import annotations
 
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 import pytest
 from langgraph.store.memory import InMemoryStore
 
-from agents.event import run_event_agent
-from agents.food import run_food_agent
-from agents.task import run_task_agent
+from agents.personal.context import PersonalAgentResult, PersonalContext
+from agents.personal.spec import run_personal_agent
 from tests.personal.cases import (
     CASES,
     SEED_EVENTS,
@@ -27,9 +27,12 @@ from tests.personal.cases import (
     Totals,
 )
 from tests.personal.support import NOW
-from tools.personal.context import PersonalAgentResult, PersonalContext
 from tools.personal.models import EventCreate, Kind, MealCreate, TaskCreate
 from tools.personal.service import PersonalService
+
+run_event_agent = partial(run_personal_agent, "event")
+run_food_agent = partial(run_personal_agent, "food")
+run_task_agent = partial(run_personal_agent, "task")
 
 RUNNERS = {"task": run_task_agent, "food": run_food_agent, "event": run_event_agent}
 

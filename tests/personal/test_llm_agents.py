@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 import httpx
@@ -13,13 +14,17 @@ import pytest
 from langchain_openai import ChatOpenAI
 from langgraph.store.postgres import AsyncPostgresStore
 
-from agents.event import build_event_agent, run_event_agent
-from agents.food import build_food_agent
-from agents.task import build_task_agent, run_task_agent
+from agents.personal.context import PersonalContext
+from agents.personal.spec import build_personal_agent, run_personal_agent
 from tests.personal.support import BERLIN, NOW
 from tests.support.stub_openai import StubOpenAI, StubReply
-from tools.personal.context import PersonalContext
 from tools.personal.service import PersonalService
+
+build_event_agent = partial(build_personal_agent, "event")
+build_food_agent = partial(build_personal_agent, "food")
+build_task_agent = partial(build_personal_agent, "task")
+run_event_agent = partial(run_personal_agent, "event")
+run_task_agent = partial(run_personal_agent, "task")
 
 
 def model(stub: StubOpenAI) -> ChatOpenAI:

@@ -1,4 +1,4 @@
-"""The personal agents' adapter to the root graph (agents/contract/personal.py): the handoff
+"""The personal agents' adapter to the root graph (agents/personal/turn.py): the handoff
 decision recorded in state and read back, the follow-up carried over, the answer written."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ from typing import Any
 
 from langchain_core.messages import HumanMessage
 
-from agents.contract.personal import answer_of, carried_over, incoming_handoff, own_context
-from tools.personal.context import HandoffDecision, PersonalAgentResult
+from agents.personal.context import HandoffDecision, PersonalAgentResult
+from agents.personal.turn import answer_of, carried_over, incoming_handoff, own_context
 
 TO_EVENT = HandoffDecision(
     should_handoff=True,

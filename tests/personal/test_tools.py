@@ -12,19 +12,17 @@ from langchain_core.tools import BaseTool
 from langgraph.types import Command
 from psycopg_pool import AsyncConnectionPool
 
+from agents.personal.context import DOMAINS, PersonalContext
+from agents.personal.tools import agent_tools
 from app.storage import EmbeddedPostgres
 from tests.personal.conftest import fresh_database, make_service, new_pool
 from tests.personal.support import NOW
-from tools.personal.context import PersonalContext
-from tools.personal.event_tools import event_tools
-from tools.personal.food_tools import food_tools
 from tools.personal.service import PersonalService
-from tools.personal.task_tools import task_tools
 
 TOOLS: dict[str, BaseTool] = {
     t.name + ("" if t.name != "send_daily_summary" else f":{i}"): t
-    for i, factory in enumerate((task_tools, food_tools, event_tools))
-    for t in factory()
+    for i, name in enumerate(DOMAINS)
+    for t in agent_tools(name)
 }
 
 

@@ -5,16 +5,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from functools import partial
 
 import pytest
 import redis.asyncio as aredis
 
-from agents.event import run_event_agent
-from agents.task import run_task_agent
+from agents.personal.context import PersonalContext
+from agents.personal.spec import run_personal_agent
 from tests.personal.receiver import Receiver
 from tests.personal.support import NOW
 from tests.support.servers import free_port
-from tools.personal.context import PersonalContext
 from tools.personal.models import EventCreate, TaskCreate
 from tools.personal.service import PersonalService
 from tools.personal.webhooks import (
@@ -24,6 +24,9 @@ from tools.personal.webhooks import (
     WebhookSender,
     verify,
 )
+
+run_event_agent = partial(run_personal_agent, "event")
+run_task_agent = partial(run_personal_agent, "task")
 
 SECRET = "s3cret-for-tests"
 

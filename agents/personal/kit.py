@@ -1,7 +1,7 @@
 """The machinery the three personal agents share: their subgraph and the call that runs a turn.
 
-Each agent (agents/task, agents/food, agents/event) is an `AgentDefinition` (name, system
-prompt, tool-list factory) turned into a `PersonalAgent`, built once and reused:
+Each agent (task, food, event; `spec.py`) is an `AgentDefinition` (name, system prompt,
+tool-list factory) turned into a `PersonalAgent`, built once and reused:
 
     agent = PersonalAgent(definition, model)          # model: BaseChatModel | None
     result = await agent.run("what's due this week?", context=PersonalContext(...),
@@ -37,8 +37,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.prebuilt import ToolNode
 from langgraph.runtime import Runtime
 
-from tools.personal import memory
-from tools.personal.context import (
+from agents.personal.context import (
     Domain,
     HandoffDecision,
     PersonalAgentResult,
@@ -46,8 +45,9 @@ from tools.personal.context import (
     PersonalContext,
     ToolCallRecord,
 )
-from tools.personal.interpret import Situation, interpret
-from tools.personal.toolkit import handoff_subject
+from agents.personal.interpret import Situation, interpret
+from agents.personal.tools import handoff_subject
+from tools.personal import memory
 
 #: Most items of the last list that the context section spells out.
 CONTEXT_LIST_ITEMS = 20

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import re
 
-from tools.personal.dates import find_range, find_when
-from tools.personal.food_tools import default_meal_time
-from tools.personal.interpret.common import (
+from agents.personal.interpret.common import (
     Plan,
     Situation,
     reference,
@@ -14,6 +12,8 @@ from tools.personal.interpret.common import (
     strip_filler,
     tidy_title,
 )
+from tools.personal.dates import find_range, find_when
+from tools.personal.operations.meals import default_meal_time
 
 HELP = (
     "I can log meals ('I had oatmeal with banana for breakfast, about 350 kcal'), show what "

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from tools.personal.context import Domain, HandoffDecision
+from agents.personal.context import Domain, HandoffDecision
 
 MIN_SHIFT = 2.0
 

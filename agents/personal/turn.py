@@ -1,17 +1,15 @@
 """The three personal agents (task, food, event) in the root graph: one spec builder they share.
 
-Each agent package (`agents/task`, `agents/food`, `agents/event`) holds only what makes it
-itself: its card (description, routing keywords, examples), its system prompt and its tool set
-(`AgentDefinition`). Everything else is the same for the three and lives here, at the bottom of
-the agents layer, because the packages must not import each other and the tools layer must not
-know the spine's contract:
+Each agent (`spec.py`) is only what makes it itself: its card (description, routing keywords,
+examples), its system prompt and its tool set (`AgentDefinition`). Everything else is the same
+for the three and lives here:
 
     START -> personal_turn -> END
 
 `personal_turn` builds the turn's `PersonalContext` from the run (the run's owner as the user,
 never a caller-supplied id; the `PersonalService` the app opened; the time zone of the
 `personal_timezone` option, else PERSONAL_TIMEZONE; webhooks and the long-term memory store when
-the app provided them) and runs the agent's own subgraph (`tools.personal.agent_kit`: a ReAct
+the app provided them) and runs the agent's own subgraph (`agents.personal.kit`: a ReAct
 agent with a chat model, the deterministic interpreter without one).
 
 Handoffs go through the spine's bounded path (`graph.nodes.detect_handoff`): the agent's
@@ -39,11 +37,12 @@ from agents.contract.messages import last_user_text
 from agents.contract.quality import gated
 from agents.contract.spec import AgentCard, AgentGraph, AgentSpec
 from agents.contract.state import AgentAnswer, AgentInput, AgentOutput, AgentState
-from tools.personal.agent_kit import AgentDefinition, PersonalAgent
-from tools.personal.context import DOMAINS, HandoffDecision, PersonalAgentResult, PersonalContext
+from agents.personal.context import DOMAINS, HandoffDecision, PersonalAgentResult, PersonalContext
+from agents.personal.kit import AgentDefinition, PersonalAgent
+from agents.personal.tools import handoff_subject
+from tools.operations import EngineNotOpen
 from tools.personal.models import Kind
 from tools.personal.service import PersonalService, check_timezone
-from tools.personal.toolkit import handoff_subject
 from tools.personal.webhooks import WebhookSender
 
 log = logging.getLogger(__name__)
@@ -169,8 +168,8 @@ def answer_of(
 
 def _optional(services: AgentServices, kind: type[Any]) -> Any:
     try:
-        return services.resource(kind)
-    except LookupError:
+        return services.engine(kind)
+    except EngineNotOpen:
         return None
 
 
@@ -183,8 +182,8 @@ def make_turn(agent: PersonalAgent) -> Any:
         run = context_of(runtime)
         services = run.require_services()
         try:
-            service = await services.aresource(PersonalService)
-        except LookupError:
+            service = services.engine(PersonalService)
+        except EngineNotOpen:
             answer = AgentAnswer(agent=name, answer=NOT_OPEN, method="none", data={})
             return {"agent_answers": {name: answer}, "errors": [f"{name}: {NOT_OPEN}"]}
         settings = services.settings

@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from tools.personal.context import HandoffDecision
+from agents.personal.context import HandoffDecision
 
 
 class PlannedCall(BaseModel):

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import re
 
-from tools.personal.dates import find_range, find_when
-from tools.personal.interpret.common import (
+from agents.personal.interpret.common import (
     Plan,
     Situation,
     quoted,
@@ -14,6 +13,7 @@ from tools.personal.interpret.common import (
     strip_filler,
     tidy_title,
 )
+from tools.personal.dates import find_range, find_when
 
 HELP = (
     "I can add reminders ('remind me to renew my passport next Friday at 9'), show tasks "

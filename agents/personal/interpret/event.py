@@ -5,8 +5,7 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta
 
-from tools.personal.dates import find_range, find_when
-from tools.personal.interpret.common import (
+from agents.personal.interpret.common import (
     Plan,
     Situation,
     quoted,
@@ -15,6 +14,7 @@ from tools.personal.interpret.common import (
     strip_filler,
     tidy_title,
 )
+from tools.personal.dates import find_range, find_when
 
 HELP = (
     "I can put things on your calendar ('lunch with Sam on Thursday 12:30 at Rosa's'), show "

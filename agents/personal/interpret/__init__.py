@@ -13,12 +13,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from tools.personal.context import Domain
-from tools.personal.interpret.common import Plan, PlannedCall, Situation, clauses
-from tools.personal.interpret.event import interpret_event
-from tools.personal.interpret.food import interpret_food
-from tools.personal.interpret.shift import best_domain, domain_scores, shift_check
-from tools.personal.interpret.task import interpret_task
+from agents.personal.context import Domain
+from agents.personal.interpret.common import Plan, PlannedCall, Situation, clauses
+from agents.personal.interpret.event import interpret_event
+from agents.personal.interpret.food import interpret_food
+from agents.personal.interpret.shift import best_domain, domain_scores, shift_check
+from agents.personal.interpret.task import interpret_task
 
 __all__ = [
     "Plan",

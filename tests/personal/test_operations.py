@@ -1,0 +1,75 @@
+"""A personal operation is defined once: the agent's tool and the REST route answer with the
+same result for the same owner's data (both call the operation)."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from agents.personal.context import PersonalContext
+from config import Settings
+from main import create_app
+from tests.personal.test_tools import call
+from tools.operations import OperationRegistry
+from tools.personal.operations import OPERATIONS
+from tools.personal.service import PersonalService
+
+
+@pytest.fixture
+def client(make_settings: Callable[..., Settings]) -> Iterator[tuple[TestClient, dict[str, str]]]:
+    key = f"key-{uuid.uuid4().hex}"
+    settings = make_settings(personal_timezone="Europe/Berlin", api_keys=key)
+    with TestClient(create_app(settings)) as test_client:
+        yield test_client, {"Authorization": f"Bearer {key}"}
+
+
+def test_operations_are_registered_once_with_schemas() -> None:
+    registry = OperationRegistry(OPERATIONS)
+    assert len(registry.of("personal")) == len(OPERATIONS) == 28
+    for op in OPERATIONS:
+        assert op.input_schema()["type"] == "object" and op.output_schema()
+    assert {"create_task", "log_meal", "create_event", "search_tasks"} <= {
+        o.name for o in OPERATIONS
+    }
+
+
+def test_a_result_is_the_same_as_a_tool_and_as_a_route(
+    client: tuple[TestClient, dict[str, str]],
+) -> None:
+    http, key = client
+    made = http.post("/tasks", json={"title": "File the tax return"}, headers=key)
+    assert made.status_code == 201, made.text
+    owner = made.json()["user_id"]
+    http.post("/events", json={"title": "Dentist", "starts_at": "2030-05-02T15:00:00+02:00"},
+              headers=key)  # fmt: skip
+    service = http.app.state.services.agents.engine(PersonalService)  # type: ignore[attr-defined]
+    ctx = PersonalContext(user_id=owner, service=service, timezone="Europe/Berlin")
+    portal = http.portal
+    assert portal is not None
+
+    def tool(name: str, **args: Any) -> Any:
+        async def run() -> Any:
+            return await call(name, ctx, **args)
+
+        return portal.call(run)
+
+    routes = {
+        "list_tasks": http.get("/tasks", headers=key).json()["items"],
+        "list_events": http.get("/events", headers=key).json()["items"],
+    }
+    tools = {
+        "list_tasks": tool("list_tasks", status=None).artifact["items"],
+        "list_events": tool("list_events").artifact["items"],
+    }
+    assert routes == tools
+    assert [t["title"] for t in routes["list_tasks"]] == ["File the tax return"]
+    assert [e["title"] for e in routes["list_events"]] == ["Dentist"]
+    # a change made by the tool is what the route reads back, and the reverse
+    done = tool("complete_task", match="tax return").artifact["items"][0]
+    assert http.get(f"/tasks/{done['id']}", headers=key).json() == done
+    moved = http.patch(f"/tasks/{done['id']}", json={"priority": "high"}, headers=key).json()
+    assert tool("list_tasks", status=["done"]).artifact["items"] == [moved]
