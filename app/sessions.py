@@ -255,8 +255,16 @@ class SessionStore:
         ]
 
     async def owned_ids(self, owner: str) -> list[str]:
-        """The keys of ``owner``'s threads, oldest first (expired records are pruned on read)."""
-        return [_text(m) for m in await self.redis.zrange(self._index_key(owner), 0, -1)]
+        """The keys of ``owner``'s threads, oldest first (expired records are pruned on read).
+
+        A bare id (a thread of a version before per-owner keys) is dropped from the index
+        here: no request reaches it any more, and it must not count toward the quota."""
+        members = [_text(m) for m in await self.redis.zrange(self._index_key(owner), 0, -1)]
+        mine = thread_key(owner, "")
+        legacy = [m for m in members if not m.startswith(mine)]
+        if legacy:
+            await self.redis.zrem(self._index_key(owner), *legacy)
+        return [m for m in members if m.startswith(mine)]
 
     async def owned_count(self, owner: str) -> int:
         """How many threads ``owner``'s index holds (expired ones too, until pruned)."""

@@ -174,7 +174,7 @@ def thread_ids_in(value: Any) -> list[str]:
 
 
 def test_two_keys_each_own_a_thread_of_the_same_id(server: ApiProcess, receiver: Receiver) -> None:
-    a = get_sync_client(url=server.url, api_key=KEY_A)
+    a: Any = get_sync_client(url=server.url, api_key=KEY_A)
     b = Raw(server, KEY_B)
 
     # both create t-1-shared: both succeed, each with its own metadata
@@ -283,7 +283,7 @@ def test_two_keys_each_own_a_thread_of_the_same_id(server: ApiProcess, receiver:
 
 
 def test_another_keys_id_behaves_exactly_like_a_fresh_id(server: ApiProcess) -> None:
-    a = get_sync_client(url=server.url, api_key=KEY_A)
+    a: Any = get_sync_client(url=server.url, api_key=KEY_A)
     b = Raw(server, KEY_B)
     taken, fresh = "a-owns-this-1", "nobody-has-this-1"
     a.threads.create(thread_id=taken, metadata={"secret": "of a"})
