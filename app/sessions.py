@@ -12,6 +12,11 @@ when CHECKPOINT_REFRESH_ON_READ, and with each heartbeat of a run holding the th
 thread's checkpoints never outlive the record that says whose they are. Deleting a record
 deletes the thread's run indexes with it.
 
+Every thread is stored under its owner's key (:mod:`app.thread_ids`): a record is created for
+an owner and a client id (or a fresh UUID) and lives at ``<owner>:<id>``; every other method
+takes that stored key (:attr:`SessionInfo.key`), which is also the thread's checkpoint thread
+id, its run indexes' and its lock's.
+
 The lock makes a thread single-writer: a second message while a turn runs gets 409, never
 interleaved state. `/chat` takes it with redis-py's `Lock` (a random token in a key with a
 timeout); a background run takes the same key with its run id as the token
@@ -33,6 +38,7 @@ import redis.asyncio as aredis
 from redis.asyncio.lock import Lock
 
 from app.runs.store import RunStore
+from app.thread_ids import client_thread_id, thread_key
 
 SESSION_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]{7,63}$"
 _SESSION_ID = re.compile(SESSION_ID_PATTERN)
@@ -74,7 +80,8 @@ def valid_session_id(value: str) -> bool:
 class SessionInfo:
     """The registry record of one thread (session)."""
 
-    session_id: str
+    key: str
+    """The stored key (``<owner>:<id>``): what checkpoints, runs and the lock use."""
     owner: str
     user_id: str
     created_at: str
@@ -83,6 +90,11 @@ class SessionInfo:
     updated_at: str = ""
     status: str = "idle"
     error: str = ""
+
+    @property
+    def session_id(self) -> str:
+        """The id its owner knows the thread by (what every answer shows)."""
+        return client_thread_id(self.key)
 
     @property
     def thread_id(self) -> str:
@@ -101,10 +113,10 @@ class SessionInfo:
         }
 
     @classmethod
-    def from_hash(cls, session_id: str, raw: dict[Any, Any]) -> SessionInfo:
+    def from_hash(cls, key: str, raw: dict[Any, Any]) -> SessionInfo:
         data = {_text(k): _text(v) for k, v in raw.items()}
         return cls(
-            session_id=session_id,
+            key=key,
             owner=data.get("owner", ""),
             user_id=data.get("user_id", ""),
             created_at=data.get("created_at", ""),
@@ -148,11 +160,11 @@ class SessionStore:
         self._hold = redis.register_script(_HOLD)
         self._unhold = redis.register_script(_UNHOLD)
 
-    def _key(self, session_id: str) -> str:
-        return f"{self.prefix}{{{session_id}}}"
+    def _key(self, key: str) -> str:
+        return f"{self.prefix}{{{key}}}"
 
-    def _lock_key(self, session_id: str) -> str:
-        return f"{self.prefix}{{{session_id}}}:lock"
+    def _lock_key(self, key: str) -> str:
+        return f"{self.prefix}{{{key}}}:lock"
 
     def _index_key(self, owner: str) -> str:
         return f"sy:sessions-of:{{{owner}}}"
@@ -167,7 +179,7 @@ class SessionStore:
         thread_id: str | None = None,
         metadata: dict[str, Any] | None = None,
     ) -> SessionInfo:
-        """A new thread record (a fresh id unless ``thread_id`` is given)."""
+        """A new thread record of ``owner`` (a fresh id unless ``thread_id`` is given)."""
         info, _ = await self.create_if_absent(
             owner, user_id, created_at, thread_id=thread_id, metadata=metadata
         )
@@ -182,10 +194,11 @@ class SessionStore:
         thread_id: str | None = None,
         metadata: dict[str, Any] | None = None,
     ) -> tuple[SessionInfo, bool]:
-        """(the record, True) if it was created now; (the existing record, False) if a record
-        with ``thread_id`` exists (whoever owns it: the caller checks)."""
+        """(the record, True) if it was created now; (the existing record, False) if
+        ``owner`` has a thread ``thread_id`` already (a client id; another owner's thread of
+        the same id is another key, never seen here)."""
         info = SessionInfo(
-            thread_id or uuid.uuid4().hex,
+            thread_key(owner, thread_id or uuid.uuid4().hex),
             owner,
             user_id,
             created_at,
@@ -195,41 +208,46 @@ class SessionStore:
         fields: list[Any] = [self._ttl_ms]
         for name, value in info.as_hash().items():
             fields += [name, value]
-        reply = await self._create(keys=[self._key(info.session_id)], args=fields)
+        reply = await self._create(keys=[self._key(info.key)], args=fields)
         if isinstance(reply, list):
             pairs = dict(zip(reply[::2], reply[1::2], strict=True))
-            return SessionInfo.from_hash(info.session_id, pairs), False
+            return SessionInfo.from_hash(info.key, pairs), False
         # The owner's index is in another hash slot (cluster): added once the record is ours,
         # so an index never lists another owner's thread.
-        await self.redis.zadd(self._index_key(owner), {info.session_id: _score(created_at)})
+        await self.redis.zadd(self._index_key(owner), {info.key: _score(created_at)})
         return info, True
 
     @property
     def _ttl_ms(self) -> int:
         return self.ttl_seconds * 1000 if self.ttl_seconds else 0
 
-    async def get(self, session_id: str) -> SessionInfo | None:
-        """The record (its TTL re-armed when reads refresh checkpoints too)."""
-        key = self._key(session_id)
+    async def get(self, key: str) -> SessionInfo | None:
+        """The record stored at ``key`` (its TTL re-armed when reads refresh checkpoints too)."""
+        record = self._key(key)
         if self.ttl_seconds and self.refresh_on_read:
             pipe = self.redis.pipeline(transaction=False)
-            pipe.hgetall(key)
-            pipe.expire(key, self.ttl_seconds)
+            pipe.hgetall(record)
+            pipe.expire(record, self.ttl_seconds)
             raw, _ = await pipe.execute()
         else:
-            raw = await self.redis.hgetall(key)
+            raw = await self.redis.hgetall(record)
         if not raw or b"created_at" not in raw and "created_at" not in raw:
             return None
-        return SessionInfo.from_hash(session_id, raw)
+        return SessionInfo.from_hash(key, raw)
 
-    async def get_many(self, session_ids: Iterable[str]) -> list[SessionInfo | None]:
-        """Records of these ids, in order (None where missing)."""
-        ids = list(session_ids)
+    async def get_owned(self, owner: str, thread_id: str) -> SessionInfo | None:
+        """``owner``'s thread ``thread_id`` (a client id), or None."""
+        info = await self.get(thread_key(owner, thread_id))
+        return info if info is not None and info.owner == owner else None
+
+    async def get_many(self, keys: Iterable[str]) -> list[SessionInfo | None]:
+        """Records of these keys, in order (None where missing)."""
+        ids = list(keys)
         if not ids:
             return []
         pipe = self.redis.pipeline(transaction=False)
-        for session_id in ids:
-            pipe.hgetall(self._key(session_id))
+        for key in ids:
+            pipe.hgetall(self._key(key))
         replies = await pipe.execute()
         return [
             SessionInfo.from_hash(i, raw) if raw else None
@@ -237,16 +255,24 @@ class SessionStore:
         ]
 
     async def owned_ids(self, owner: str) -> list[str]:
-        """Every thread id of ``owner``, oldest first (expired records are pruned on read)."""
-        return [_text(m) for m in await self.redis.zrange(self._index_key(owner), 0, -1)]
+        """The keys of ``owner``'s threads, oldest first (expired records are pruned on read).
+
+        A bare id (a thread of a version before per-owner keys) is dropped from the index
+        here: no request reaches it any more, and it must not count toward the quota."""
+        members = [_text(m) for m in await self.redis.zrange(self._index_key(owner), 0, -1)]
+        mine = thread_key(owner, "")
+        legacy = [m for m in members if not m.startswith(mine)]
+        if legacy:
+            await self.redis.zrem(self._index_key(owner), *legacy)
+        return [m for m in members if m.startswith(mine)]
 
     async def owned_count(self, owner: str) -> int:
-        """How many thread ids ``owner``'s index holds (expired ones too, until pruned)."""
+        """How many threads ``owner``'s index holds (expired ones too, until pruned)."""
         return int(await self.redis.zcard(self._index_key(owner)))
 
-    async def forget(self, owner: str, session_ids: Iterable[str]) -> None:
-        """Drop ids from the owner's index (their records expired)."""
-        ids = list(session_ids)
+    async def forget(self, owner: str, keys: Iterable[str]) -> None:
+        """Drop keys from the owner's index (their records expired)."""
+        ids = list(keys)
         if ids:
             await self.redis.zrem(self._index_key(owner), *ids)
 
@@ -256,16 +282,14 @@ class SessionStore:
         for name, value in fields.items():
             setattr(info, name, value)
             mapping[name] = json.dumps(value) if name in ("metadata", "agents") else str(value)
-        key = self._key(info.session_id)
+        key = self._key(info.key)
         await self.redis.hset(key, mapping=mapping)
         if self.ttl_seconds:
             await self.redis.expire(key, self.ttl_seconds)
 
-    async def set_status(
-        self, session_id: str, status: str, updated_at: str, error: str = ""
-    ) -> None:
+    async def set_status(self, key: str, status: str, updated_at: str, error: str = "") -> None:
         """How the thread's last run ended (no-op for a thread without a record)."""
-        key = self._key(session_id)
+        key = self._key(key)
         if not await self.redis.exists(key):
             return
         await self.redis.hset(
@@ -278,7 +302,7 @@ class SessionStore:
         """Remember the agents a turn used (called under the session's lock)."""
         merged = list(dict.fromkeys([*info.agents, *agents]))
         info.agents = merged
-        key = self._key(info.session_id)
+        key = self._key(info.key)
         stamp = datetime.now(UTC).isoformat(timespec="milliseconds")
         await self.redis.hset(
             key,
@@ -292,54 +316,50 @@ class SessionStore:
         if self.ttl_seconds:
             await self.redis.expire(key, self.ttl_seconds)
 
-    async def delete(self, session_id: str) -> None:
+    async def delete(self, key: str) -> None:
         """Delete the record and the thread's run indexes (same hash slot: one DEL), so an id
         created again later starts with no runs of the deleted thread."""
-        raw = await self.redis.hget(self._key(session_id), "owner")
+        raw = await self.redis.hget(self._key(key), "owner")
         await self.redis.delete(
-            self._key(session_id),
-            RunStore.thread_runs_key(session_id),
-            RunStore.thread_active_key(session_id),
+            self._key(key), RunStore.thread_runs_key(key), RunStore.thread_active_key(key)
         )
         if raw is not None:
-            await self.redis.zrem(self._index_key(_text(raw)), session_id)
+            await self.redis.zrem(self._index_key(_text(raw)), key)
 
     # --- locks -----------------------------------------------------------------------------
-    async def is_running(self, session_id: str) -> bool:
+    async def is_running(self, key: str) -> bool:
         """Whether a turn or a run holds the session's lock right now."""
-        return bool(await self.redis.exists(self._lock_key(session_id)))
+        return bool(await self.redis.exists(self._lock_key(key)))
 
-    async def running(self, session_ids: Iterable[str]) -> list[bool]:
+    async def running(self, keys: Iterable[str]) -> list[bool]:
         """:meth:`is_running` of many threads in one round trip."""
-        ids = list(session_ids)
+        ids = list(keys)
         if not ids:
             return []
         pipe = self.redis.pipeline(transaction=False)
-        for session_id in ids:
-            pipe.exists(self._lock_key(session_id))
+        for key in ids:
+            pipe.exists(self._lock_key(key))
         return [bool(n) for n in await pipe.execute()]
 
-    def lock(self, session_id: str) -> Lock:
+    def lock(self, key: str) -> Lock:
         """The session's run lock (not yet acquired; acquire without blocking)."""
-        return self.redis.lock(
-            self._lock_key(session_id), timeout=self.lock_seconds, blocking=False
-        )
+        return self.redis.lock(self._lock_key(key), timeout=self.lock_seconds, blocking=False)
 
-    async def hold(self, session_id: str, token: str, ttl_seconds: float) -> bool:
+    async def hold(self, key: str, token: str, ttl_seconds: float) -> bool:
         """Take (or keep, extending it) the thread's lock for ``token`` (a run id)."""
         ttl = max(1, int(ttl_seconds * 1000))
         return bool(
             await self._hold(
-                keys=[self._lock_key(session_id), self._key(session_id)],
+                keys=[self._lock_key(key), self._key(key)],
                 args=[token, ttl, self._ttl_ms],
             )
         )
 
-    async def holds(self, session_id: str, token: str) -> bool:
+    async def holds(self, key: str, token: str) -> bool:
         """Whether ``token`` (a run id) holds the thread's lock right now."""
-        held = await self.redis.get(self._lock_key(session_id))
+        held = await self.redis.get(self._lock_key(key))
         return held is not None and _text(held) == token
 
-    async def unhold(self, session_id: str, token: str) -> None:
+    async def unhold(self, key: str, token: str) -> None:
         """Release the lock if ``token`` holds it."""
-        await self._unhold(keys=[self._lock_key(session_id)], args=[token])
+        await self._unhold(keys=[self._lock_key(key)], args=[token])

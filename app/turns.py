@@ -42,7 +42,7 @@ class TurnRequest:
 
 def run_config(session: SessionInfo) -> RunnableConfig:
     return {
-        "configurable": {"thread_id": session.session_id},
+        "configurable": {"thread_id": session.key},
         "metadata": {"owner": session.owner, "session_id": session.session_id},
         "recursion_limit": 100,
     }

@@ -13,7 +13,7 @@ Switchyard, on the same threads as ``/chat`` (a chat session is a thread):
     streams.py     tailing a run's Redis event stream: SSE frames, or the output at the end
     inputs.py      what a run's input, command, context and a state update may hold
     state.py       states and checkpoints as the API shows them
-    access.py      the caller's threads and runs (another key's are 404), the assistants
+    access.py      the caller's threads and runs (ids are per key), the assistants
     ids.py         assistant ids (the Agent Server's uuid5 scheme)
     system.py      /info, /ok
 """

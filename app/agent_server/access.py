@@ -1,9 +1,10 @@
 """Finding what a caller may see: its threads, their runs, the deployment's assistants.
 
-A thread of another API key is answered 404, exactly like a thread that does not exist, so ids
-cannot be probed; a run is found through its thread. A client-chosen id that is not free for
-the caller (another key's thread, or checkpoints that no record of the caller's owns, e.g. left
-by an expired record) is refused with 404 too, never attached to the caller.
+Thread ids are the caller's own (:mod:`app.thread_ids`): an id names the caller's thread, or
+none, whatever other keys did with the same id, so another key's thread is neither found nor
+in the way; a run is found through its thread. A client-chosen id whose stored key has
+checkpoints that no record of the caller's owns (left by a record that expired) is refused with
+the 404 of a thread that does not exist, never attached to the record.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from app.security import Caller
 from app.serde import jsonable
 from app.services import Services
 from app.sessions import SessionInfo
+from app.thread_ids import thread_key
 
 __all__ = [
     "assistant",
@@ -70,8 +72,9 @@ def assistant_view(found: AssistantDef) -> dict[str, Any]:
 
 
 async def owned_thread(services: Services, thread_id: str, who: Caller) -> SessionInfo:
-    info = await services.sessions.get(thread_id)
-    if info is None or info.owner != who.owner:
+    """The caller's thread ``thread_id`` (404 when it has none of that id)."""
+    info = await services.sessions.get_owned(who.owner, thread_id)
+    if info is None:
         raise not_found(
             f"Thread {thread_id!r}",
             "Create it with POST /threads (or a run with if_not_exists='create').",
@@ -99,13 +102,14 @@ async def claim_thread(
 ) -> tuple[SessionInfo, bool]:
     """A client-chosen ``thread_id`` for ``who``: (its record, created now?).
 
-    404 (:func:`unavailable`) when the id is another key's, or when checkpoints exist under it
-    without a record of the caller's: creating the record would hand the caller someone
-    else's conversation (a record that expired or was never made, e.g. by an older version).
+    Only the caller's own threads are looked at (another key's thread of the same id is
+    another thread). 404 (:func:`unavailable`) when checkpoints exist under the caller's key
+    without a record: the record expired, and a new one must not adopt what is left.
     """
-    existing = await services.sessions.get(thread_id)
+    key = thread_key(who.owner, thread_id)
+    existing = await services.sessions.get(key)
     if existing is None:
-        config: RunnableConfig = {"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}}
+        config: RunnableConfig = {"configurable": {"thread_id": key, "checkpoint_ns": ""}}
         if await services.checkpointer.aget_tuple(config) is not None:
             raise unavailable(thread_id)
         existing, created = await services.sessions.create_if_absent(
@@ -113,7 +117,7 @@ async def claim_thread(
         )
     else:
         created = False
-    if existing.owner != who.owner:
+    if existing.owner != who.owner:  # never for a key made of the caller's owner id
         raise unavailable(thread_id)
     return existing, created
 
@@ -125,7 +129,7 @@ async def owned_run(
     record = await services.runs.get(run_id)
     if (
         record is None
-        or record.get("thread_id") != thread_id
+        or record.get("thread_id") != info.key
         or record.get("owner") != who.owner
         or record.get("kind") != "agent"
     ):
@@ -137,8 +141,8 @@ async def live_status(services: Services, info: SessionInfo) -> str:
     """busy while a turn or a run holds the thread or runs are waiting; else how the last run
     left it (idle, interrupted, error)."""
     running, active = await asyncio.gather(
-        services.sessions.is_running(info.session_id),
-        services.runs.active_run_ids(info.session_id),
+        services.sessions.is_running(info.key),
+        services.runs.active_run_ids(info.key),
     )
     return "busy" if running or active else info.status
 
@@ -165,7 +169,7 @@ async def thread_view(
         "error": info.error or None,
     }
     if with_values:
-        snapshot = await services.graph.aget_state({"configurable": {"thread_id": info.session_id}})
+        snapshot = await services.graph.aget_state({"configurable": {"thread_id": info.key}})
         view["values"] = jsonable(snapshot.values or {})
         view["interrupts"] = thread_interrupts(snapshot)
     return view

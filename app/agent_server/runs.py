@@ -79,7 +79,7 @@ async def _stream(
     events = event_stream(
         services,
         run.run_id,
-        run.thread_id,
+        run.thread_key,
         resumable=run.resumable,
         cancel_on_disconnect=body.on_disconnect == "cancel",
     )
@@ -91,7 +91,7 @@ async def _wait(
 ) -> StreamingResponse:
     run = await submit_run(services, who, body, thread_id=thread_id)
     content = wait_body(
-        services, run.run_id, run.thread_id, cancel_on_disconnect=body.on_disconnect == "cancel"
+        services, run.run_id, run.thread_key, cancel_on_disconnect=body.on_disconnect == "cancel"
     )
     return StreamingResponse(
         content, media_type="application/json", headers=_locations(run, "join")
@@ -145,8 +145,8 @@ async def list_runs(
     select: Annotated[list[str] | None, Query(max_length=16)] = None,
 ) -> Response:
     """The thread's runs, newest first."""
-    await owned_thread(services, thread_id, who)
-    ids = await services.runs.thread_run_ids(thread_id, 0, 100_000)
+    info = await owned_thread(services, thread_id, who)
+    ids = await services.runs.thread_run_ids(info.key, 0, 100_000)
     records = await services.runs.get_many(ids)
     views = [
         run_view(run_id, record)
@@ -181,13 +181,13 @@ async def delete_run(
     thread_id: ThreadIdPath, run_id: RunIdPath, services: ServicesDep, who: CallerDep
 ) -> Response:
     """Delete a finished run (409 while it is pending or running: cancel it first)."""
-    _, record = await owned_run(services, thread_id, run_id, who)
+    info, record = await owned_run(services, thread_id, run_id, who)
     if record.get("status") not in TERMINAL:
         raise HTTPException(
             status.HTTP_409_CONFLICT,
             f"Run {run_id!r} is {agent_status(record)}; cancel it first, then delete it.",
         )
-    await services.runs.delete(run_id, thread_id)
+    await services.runs.delete(run_id, info.key)
     return Response(status_code=status.HTTP_204_NO_CONTENT)
 
 
@@ -204,10 +204,10 @@ async def join_run(
     cancel_on_disconnect: bool = False,
 ) -> StreamingResponse:
     """Wait for the run to end; answer with its final values."""
-    await owned_run(services, thread_id, run_id, who)
+    info, _ = await owned_run(services, thread_id, run_id, who)
     base = f"/threads/{thread_id}/runs/{run_id}"
     return StreamingResponse(
-        wait_body(services, run_id, thread_id, cancel_on_disconnect=cancel_on_disconnect),
+        wait_body(services, run_id, info.key, cancel_on_disconnect=cancel_on_disconnect),
         media_type="application/json",
         headers={"Location": f"{base}/join", "Content-Location": base},
     )
@@ -229,7 +229,7 @@ async def join_run_stream(
 ) -> EventSourceResponse:
     """Re-attach to a run's stream: new events, or with ``Last-Event-ID`` (runs created with
     ``stream_resumable``) the events after that id."""
-    _, record = await owned_run(services, thread_id, run_id, who)
+    info, record = await owned_run(services, thread_id, run_id, who)
     meta = json.loads(record.get("meta") or "{}")
     resumable = bool(meta.get("resumable"))
     after = await start_after(services, run_id, last_event_id if resumable else None)
@@ -239,7 +239,7 @@ async def join_run_stream(
         event_stream(
             services,
             run_id,
-            thread_id,
+            info.key,
             after=after,
             resumable=resumable,
             modes=modes,
@@ -283,9 +283,9 @@ async def join_thread_stream(
 ) -> EventSourceResponse:
     """The events of the thread's runs from now on (the running one, then the queued ones),
     until the thread has no run left (``stream_mode``: ``run_modes`` or a list of modes)."""
-    await owned_thread(services, thread_id, who)
+    info = await owned_thread(services, thread_id, who)
     modes = _modes([m for m in stream_mode or [] if m != "run_modes"])
-    return EventSourceResponse(thread_stream(services, thread_id, modes), ping=5)
+    return EventSourceResponse(thread_stream(services, info.key, modes), ping=5)
 
 
 @router.post(
@@ -309,8 +309,8 @@ async def cancel(
     """Cancel a pending or running run: ``interrupt`` keeps what it saved, ``rollback``
     deletes the run and its checkpoints. A running run stops within RUN_HEARTBEAT_SECONDS;
     with ``wait`` the answer comes when it has."""
-    _, record = await owned_run(services, thread_id, run_id, who)
-    verdict = await cancel_run(services, run_id, thread_id, action)
+    info, record = await owned_run(services, thread_id, run_id, who)
+    verdict = await cancel_run(services, run_id, info.key, action)
     if verdict not in ("cancelled", "cancelling"):
         raise HTTPException(
             status.HTTP_409_CONFLICT,
@@ -321,7 +321,7 @@ async def cancel(
         return Response(status_code=status.HTTP_202_ACCEPTED)
     base = f"/threads/{thread_id}/runs/{run_id}"
     return StreamingResponse(
-        wait_body(services, run_id, thread_id),
+        wait_body(services, run_id, info.key),
         media_type="application/json",
         headers={"Location": f"{base}/join", "Content-Location": base},
     )
@@ -398,22 +398,22 @@ async def cancel_runs(
         wanted = {"pending": ("queued",), "running": ("running",)}.get(
             body.status, ("queued", "running")
         )
-        for thread_id in await services.sessions.owned_ids(who.owner):
-            for run_id in await services.runs.active_run_ids(thread_id):
+        for key in await services.sessions.owned_ids(who.owner):
+            for run_id in await services.runs.active_run_ids(key):
                 record = await services.runs.get(run_id)
                 if record and record.get("owner") == who.owner and record.get("status") in wanted:
-                    await cancel_run(services, run_id, thread_id, action)
+                    await cancel_run(services, run_id, key, action)
         return Response(status_code=status.HTTP_204_NO_CONTENT)
     if not body.thread_id or not body.run_ids:
         raise HTTPException(
             status.HTTP_422_UNPROCESSABLE_CONTENT,
             "send thread_id and run_ids (or a status to cancel all such runs)",
         )
-    await owned_thread(services, body.thread_id, who)
+    info = await owned_thread(services, body.thread_id, who)
     for run_id in body.run_ids:
         await owned_run(services, body.thread_id, run_id, who)
     for run_id in body.run_ids:
-        await cancel_run(services, run_id, body.thread_id, action)
+        await cancel_run(services, run_id, info.key, action)
     return Response(status_code=status.HTTP_204_NO_CONTENT)
 
 

@@ -1,4 +1,8 @@
-"""Thread states (``StateSnapshot``) and checkpoints as the Agent Server shows them."""
+"""Thread states (``StateSnapshot``) and checkpoints as the Agent Server shows them.
+
+LangGraph's configs name the thread by its stored key; a view names it by the caller's id
+(:mod:`app.thread_ids`), in the checkpoint, the parent checkpoint and every task's checkpoint.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +12,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.types import StateSnapshot
 
 from app.serde import interrupt_view, jsonable
+from app.thread_ids import client_thread_id
 
 __all__ = ["checkpoint_view", "select_state", "snapshot_view", "thread_interrupts"]
 
@@ -20,13 +25,23 @@ def checkpoint_view(config: RunnableConfig | None) -> dict[str, Any] | None:
     if not conf.get("thread_id") or not conf.get("checkpoint_id"):
         return None
     view: dict[str, Any] = {
-        "thread_id": conf["thread_id"],
+        "thread_id": client_thread_id(str(conf["thread_id"])),
         "checkpoint_ns": conf.get("checkpoint_ns") or "",
         "checkpoint_id": conf["checkpoint_id"],
     }
     if conf.get("checkpoint_map"):
         view["checkpoint_map"] = conf["checkpoint_map"]
     return view
+
+
+def _task_checkpoint(state: Any) -> dict[str, Any] | None:
+    """A task's ``state`` when it is a subgraph's config: its ``configurable``."""
+    conf = state.get("configurable") if isinstance(state, dict) else None
+    if not isinstance(conf, dict):
+        return None
+    if isinstance(conf.get("thread_id"), str):
+        return {**conf, "thread_id": client_thread_id(conf["thread_id"])}
+    return dict(conf)
 
 
 def _task_view(task: Any) -> dict[str, Any]:
@@ -37,7 +52,7 @@ def _task_view(task: Any) -> dict[str, Any]:
         "path": list(task.path),
         "error": str(task.error) if task.error is not None else None,
         "interrupts": [interrupt_view(i) for i in task.interrupts],
-        "checkpoint": (state.get("configurable") if isinstance(state, dict) else None),
+        "checkpoint": _task_checkpoint(state),
         "state": snapshot_view(state) if isinstance(state, StateSnapshot) else None,
         "result": task.result,
     }

@@ -8,6 +8,11 @@ attempt, when a worker resumes it after a crash), then the run's stream modes, t
 (``{"error", "message"}``) when it failed. A ``stream_resumable`` run's frames carry
 ``id:`` (the stream entry id): reconnecting with ``Last-Event-ID`` replays what came after it
 (``-1`` replays everything kept). Without ``Last-Event-ID`` a re-attach sees new events only.
+
+The worker writes what LangGraph streams, so an event may carry the thread's stored key (the
+``config`` of a ``checkpoints`` or ``debug`` event): every frame and every output leaves here
+with the caller's thread id instead (:func:`app.thread_ids.shown`). ``thread_key`` below is
+always the stored key.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from app.agent_server.submit import cancel_run
 from app.runs.store import TERMINAL
 from app.serde import dumpb, jsonable
 from app.services import Services
+from app.thread_ids import shown
 
 log = logging.getLogger(__name__)
 
@@ -73,7 +79,7 @@ def _error_data(raw: str) -> str:
 async def event_stream(
     services: Services,
     run_id: str,
-    thread_id: str,
+    thread_key: str,
     *,
     after: str = "0-0",
     resumable: bool = False,
@@ -88,24 +94,24 @@ async def event_stream(
             batch = await runs.read_events(run_id, after, block_ms=BLOCK_MS)
             for entry_id, event, raw in batch:
                 after = entry_id
-                shown = entry_id if resumable else None
+                frame_id = entry_id if resumable else None
                 if event == "queued":
                     continue
                 if event == "started":
                     attempt = json.loads(raw or "{}").get("attempt", 1)
                     data = json.dumps({"run_id": run_id, "attempt": attempt})
-                    yield _frame("metadata", data, shown)
+                    yield _frame("metadata", data, frame_id)
                     continue
                 if event in ENDINGS:
                     if event == "failed" and await runs.read_events(run_id, after):
                         continue  # resumed since: more events follow
                     finished = True
                     data = _error_data(raw) if event == "failed" else "null"
-                    yield _frame(ENDINGS[event], data, shown)
+                    yield _frame(ENDINGS[event], data, frame_id)
                     return
                 if modes and event.split("|", 1)[0] not in modes:
                     continue
-                yield _frame(event, raw, shown)
+                yield _frame(event, shown(raw, thread_key), frame_id)
             if not batch:
                 record = await runs.get(run_id)
                 if record is None or record.get("status") in TERMINAL:
@@ -114,7 +120,7 @@ async def event_stream(
                     # finished, but its worker has not released the thread yet (it sends the
                     # terminal event once it has): a client that saw `end` must not find the
                     # thread still busy
-                    if record is not None and await services.sessions.holds(thread_id, run_id):
+                    if record is not None and await services.sessions.holds(thread_key, run_id):
                         continue
                     finished = True
                     if record is not None and record.get("status") == "failed":
@@ -128,54 +134,54 @@ async def event_stream(
                     return
     finally:
         if cancel_on_disconnect and not finished:
-            _cancel_later(services, run_id, thread_id)
+            _cancel_later(services, run_id, thread_key)
 
 
 async def thread_stream(
-    services: Services, thread_id: str, modes: set[str] | None
+    services: Services, thread_key: str, modes: set[str] | None
 ) -> AsyncIterator[dict[str, str]]:
     """The events of the thread's runs, from now until it has no run left: the running run's
     new events, then each queued run's, in order (each starts with its ``metadata``)."""
     first = True
     while True:
-        active = await services.runs.active_run_ids(thread_id)
+        active = await services.runs.active_run_ids(thread_key)
         if not active:
             yield _frame("end", "null", None)
             return
         run_id = active[0]
         after = await services.runs.last_event_id(run_id) if first else "0-0"
         first = False
-        async for frame in event_stream(services, run_id, thread_id, after=after, modes=modes):
+        async for frame in event_stream(services, run_id, thread_key, after=after, modes=modes):
             if frame["event"] != "end":
                 yield frame
-        await services.runs.settle_if_over(run_id, thread_id)
+        await services.runs.settle_if_over(run_id, thread_key)
 
 
-def _cancel_later(services: Services, run_id: str, thread_id: str) -> None:
+def _cancel_later(services: Services, run_id: str, thread_key: str) -> None:
     """The client left a run that should stop with it (``on_disconnect='cancel'``)."""
 
     async def cancel() -> None:
-        await cancel_run(services, run_id, thread_id, "interrupt")
+        await cancel_run(services, run_id, thread_key, "interrupt")
 
     task = asyncio.create_task(cancel())
     services.background.add(task)
     task.add_done_callback(services.background.discard)
 
 
-async def output_of(services: Services, run_id: str, thread_id: str) -> bytes:
+async def output_of(services: Services, run_id: str, thread_key: str) -> bytes:
     """A finished run's output: its final values (with ``__interrupt__`` when it stopped at
     an interrupt), or ``{"__error__": {...}}``; the thread's values when none was stored."""
     record = await services.runs.get(run_id)
     if record is not None and record.get("output"):
-        return record["output"].encode()
+        return shown(record["output"], thread_key).encode()
     if record is not None and record.get("status") == "failed":
         error = {"error": record.get("error_kind") or "Error", "message": record.get("error")}
         return dumpb({"__error__": error})
-    snapshot = await services.graph.aget_state({"configurable": {"thread_id": thread_id}})
-    return dumpb(jsonable(snapshot.values or {}))
+    snapshot = await services.graph.aget_state({"configurable": {"thread_id": thread_key}})
+    return shown(dumpb(jsonable(snapshot.values or {})).decode(), thread_key).encode()
 
 
-async def wait_until_done(services: Services, run_id: str, thread_id: str) -> None:
+async def wait_until_done(services: Services, run_id: str, thread_key: str) -> None:
     """Block until the run is over: its terminal event was sent (the worker sends it once the
     thread is settled), or its record is terminal and the run no longer holds the thread (a
     worker that died in between), or the run is gone."""
@@ -191,7 +197,7 @@ async def wait_until_done(services: Services, run_id: str, thread_id: str) -> No
             return
         if (
             record.get("status") in TERMINAL
-            and not (thread_id and await services.sessions.holds(thread_id, run_id))
+            and not (thread_key and await services.sessions.holds(thread_key, run_id))
             and not await services.runs.read_events(run_id, after)
         ):
             return
@@ -200,7 +206,7 @@ async def wait_until_done(services: Services, run_id: str, thread_id: str) -> No
 def wait_body(
     services: Services,
     run_id: str,
-    thread_id: str,
+    thread_key: str,
     *,
     cancel_on_disconnect: bool = False,
 ) -> AsyncIterator[bytes]:
@@ -208,7 +214,7 @@ def wait_body(
     (JSON parsers skip leading whitespace), so proxies keep the connection open."""
 
     async def body() -> AsyncIterator[bytes]:
-        waiter = asyncio.create_task(wait_until_done(services, run_id, thread_id))
+        waiter = asyncio.create_task(wait_until_done(services, run_id, thread_key))
         finished = False
         try:
             while True:
@@ -218,10 +224,10 @@ def wait_body(
                     break
                 yield b"\n"
             finished = True
-            yield await output_of(services, run_id, thread_id)
+            yield await output_of(services, run_id, thread_key)
         finally:
             waiter.cancel()
             if cancel_on_disconnect and not finished:
-                _cancel_later(services, run_id, thread_id)
+                _cancel_later(services, run_id, thread_key)
 
     return body()

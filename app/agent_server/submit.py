@@ -44,6 +44,7 @@ from app.runs.webhooks import WebhookRejected, check_webhook_url
 from app.security import ANONYMOUS, Caller
 from app.services import Services
 from app.sessions import SessionInfo
+from app.thread_ids import client_thread_id
 
 __all__ = ["Submitted", "cancel_run", "check_run_sizes", "submit_run"]
 
@@ -53,10 +54,15 @@ class Submitted:
     """A queued run: its id, its thread, and what the HTTP endpoints need to follow it."""
 
     run_id: str
-    thread_id: str
+    thread_key: str
+    """The thread's stored key (:mod:`app.thread_ids`); ``thread_id`` is the caller's id."""
     record: dict[str, str]
     resumable: bool
     modes: list[str]
+
+    @property
+    def thread_id(self) -> str:
+        return client_thread_id(self.thread_key)
 
 
 def _durability(body: RunCreate) -> Durability:
@@ -123,7 +129,7 @@ async def _validated(
             )
         config = {
             "configurable": {
-                "thread_id": thread.session_id,
+                "thread_id": thread.key,
                 "checkpoint_ns": "",
                 "checkpoint_id": checkpoint.checkpoint_id,
             }
@@ -165,32 +171,32 @@ async def _validated(
     return spec, run_input, options
 
 
-async def _make_room(services: Services, body: RunCreate, thread_id: str) -> None:
+async def _make_room(services: Services, body: RunCreate, thread: SessionInfo) -> None:
     """Apply the multitask strategy when the thread is busy."""
-    active = await services.runs.active_run_ids(thread_id)
-    if not active and not await services.sessions.is_running(thread_id):
+    active = await services.runs.active_run_ids(thread.key)
+    if not active and not await services.sessions.is_running(thread.key):
         return
     strategy = body.multitask_strategy
     if strategy == "reject":
         raise HTTPException(
             status.HTTP_409_CONFLICT,
-            f"Thread {thread_id!r} is busy with another run; retry when it is done, or send "
-            "multitask_strategy 'enqueue', 'interrupt' or 'rollback'.",
+            f"Thread {thread.session_id!r} is busy with another run; retry when it is done, or "
+            "send multitask_strategy 'enqueue', 'interrupt' or 'rollback'.",
         )
     if strategy in ("interrupt", "rollback"):
         for run_id in active:
-            await cancel_run(services, run_id, thread_id, strategy)
+            await cancel_run(services, run_id, thread.key, strategy)
 
 
-async def cancel_run(services: Services, run_id: str, thread_id: str, action: str) -> str:
-    """Cancel a run: "cancelled" (it had not started), "cancelling" (its worker stops it
-    within a heartbeat) or its status (already over)."""
+async def cancel_run(services: Services, run_id: str, thread_key: str, action: str) -> str:
+    """Cancel a run of the thread stored at ``thread_key``: "cancelled" (it had not started),
+    "cancelling" (its worker stops it within a heartbeat) or its status (already over)."""
     verdict = await services.runs.cancel(run_id, action)
     if verdict == "cancelled":  # never started: end its stream and settle it here
         await services.runs.emit(run_id, "cancelled", {"status": "cancelled"})
-        await services.runs.settle(run_id, thread_id)
+        await services.runs.settle(run_id, thread_key)
         if action == "rollback":
-            await services.runs.delete(run_id, thread_id)
+            await services.runs.delete(run_id, thread_key)
     return verdict
 
 
@@ -213,11 +219,11 @@ async def submit_run(
             who.owner, user, now_iso(), thread_id=str(uuid.uuid4()), metadata={"temporary": True}
         )
     else:
-        existing = await services.sessions.get(thread_id)
+        existing = await services.sessions.get_owned(who.owner, thread_id)
         if existing is None and body.if_not_exists == "create":
             await check_thread_quota(services, who.owner)
             existing, _ = await claim_thread(services, who, user, now_iso(), thread_id)
-        if existing is None or existing.owner != who.owner:
+        if existing is None:
             raise not_found(
                 f"Thread {thread_id!r}",
                 "Create it with POST /threads, or send if_not_exists='create'.",
@@ -227,11 +233,11 @@ async def submit_run(
         spec, run_input, options = await _validated(services, body, thread, found)
     except HTTPException:
         if stateless:
-            await services.sessions.delete(thread.session_id)
+            await services.sessions.delete(thread.key)
         raise
     spec.temporary = stateless and body.on_completion != "keep"
     if not stateless:
-        await _make_room(services, body, thread.session_id)
+        await _make_room(services, body, thread)
     metadata = {**thread.metadata, "graph_id": GRAPH_ID, "assistant_id": found.assistant_id}
     await services.sessions.update(thread, metadata=metadata, updated_at=now_iso())
     run_id = str(uuid.uuid4())
@@ -248,7 +254,7 @@ async def submit_run(
     }
     await services.runs.submit(
         owner=who.owner,
-        thread_id=thread.session_id,
+        thread_id=thread.key,
         run_input=run_input,
         options=options,
         agent=found.agent,
@@ -259,4 +265,4 @@ async def submit_run(
         serial=True,
     )
     record = await services.runs.get(run_id) or {}
-    return Submitted(run_id, thread.session_id, record, body.stream_resumable, spec.stream_modes)
+    return Submitted(run_id, thread.key, record, body.stream_resumable, spec.stream_modes)

@@ -2,7 +2,9 @@
 
 A thread is a chat session: ``POST /threads`` registers a thread that ``POST /chat`` can use
 with ``session_id``, and a session started by ``/chat`` is listed, read and continued here.
-Every operation is scoped to the caller's API key.
+Every operation is scoped to the caller's API key, and so are thread ids: ``t-1`` of one key
+and ``t-1`` of another are two threads (stored under ``<owner>:t-1``, see
+:mod:`app.thread_ids`); every answer shows the id the caller chose.
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ from app.security import ANONYMOUS, Caller, CallerDep
 from app.serde import dumpb, jsonable
 from app.services import Services, ServicesDep
 from app.sessions import SESSION_ID_PATTERN, SessionInfo
+from app.thread_ids import thread_key
 
 router = APIRouter(tags=["threads"], route_class=StrictJSONRoute, responses=COMMON_ERRORS)
 
@@ -98,8 +101,8 @@ async def _require_idle(services: Services, info: SessionInfo) -> None:
 async def create_thread(body: ThreadCreate, services: ServicesDep, who: CallerDep) -> Response:
     """Create a thread (``if_exists``: raise → 409, do_nothing → the existing thread).
 
-    A ``thread_id`` that is not the caller's to take (another key's thread, or checkpoints
-    without the caller's record) is answered 404, as a thread that does not exist is."""
+    ``thread_id`` is the caller's own: another key's thread of that id changes nothing. An id
+    whose checkpoints outlived the caller's record is answered 404 (never adopted)."""
     if body.ttl:
         raise unprocessable(
             "per-thread ttl is not supported: every thread expires after "
@@ -111,10 +114,11 @@ async def create_thread(body: ThreadCreate, services: ServicesDep, who: CallerDe
         check_run_input(
             settings, [step.model_dump(mode="json") for step in body.supersteps], "supersteps"
         )
-    if body.thread_id is None or await services.sessions.get(body.thread_id) is None:
+    sessions = services.sessions
+    if body.thread_id is None or await sessions.get_owned(who.owner, body.thread_id) is None:
         await check_thread_quota(services, who.owner)
     user = who.owner if who.owner != ANONYMOUS else "anonymous"
-    if body.thread_id:  # another key's id, or orphaned checkpoints: 404, as for no thread
+    if body.thread_id:  # orphaned checkpoints under the caller's key: 404, as for no thread
         info, created = await claim_thread(
             services, who, user, now_iso(), body.thread_id, body.metadata
         )
@@ -134,7 +138,7 @@ async def create_thread(body: ThreadCreate, services: ServicesDep, who: CallerDe
         try:
             await _apply_supersteps(services, info, body)
         except HTTPException:
-            await services.sessions.delete(info.session_id)  # no half-made thread
+            await services.sessions.delete(info.key)  # no half-made thread
             raise
     return json_response(await thread_view(services, info))
 
@@ -157,9 +161,9 @@ async def _apply_supersteps(services: Services, info: SessionInfo, body: ThreadC
             updates.append(StateUpdate(values, update.as_node))
         steps.append(updates)
     try:
-        await graph.abulk_update_state(thread_config(info.session_id), steps)
+        await graph.abulk_update_state(thread_config(info.key), steps)
     except InvalidUpdateError as exc:
-        await services.checkpointer.adelete_thread(info.session_id)
+        await services.checkpointer.adelete_thread(info.key)
         raise unprocessable(f"supersteps could not be applied: {exc}") from None
 
 
@@ -213,16 +217,16 @@ async def delete_thread(thread_id: ThreadIdPath, services: ServicesDep, who: Cal
     """Delete the thread, its checkpoints and its runs (409 while it is busy)."""
     info = await owned_thread(services, thread_id, who)
     await _require_idle(services, info)
-    await _delete(services, thread_id)
+    await _delete(services, info.key)
     return Response(status_code=status.HTTP_204_NO_CONTENT)
 
 
-async def _delete(services: Services, thread_id: str) -> None:
-    await services.checkpointer.adelete_thread(thread_id)
-    while run_ids := await services.runs.thread_run_ids(thread_id, 0, 500):
+async def _delete(services: Services, key: str) -> None:
+    await services.checkpointer.adelete_thread(key)
+    while run_ids := await services.runs.thread_run_ids(key, 0, 500):
         for run_id in run_ids:
-            await services.runs.delete(run_id, thread_id)
-    await services.sessions.delete(thread_id)
+            await services.runs.delete(run_id, key)
+    await services.sessions.delete(key)
 
 
 @router.post("/threads/{thread_id}/copy", response_model=Thread, responses=error_responses(404))
@@ -233,7 +237,7 @@ async def copy_thread(thread_id: ThreadIdPath, services: ServicesDep, who: Calle
     copy = await services.sessions.create(
         who.owner, info.user_id, now_iso(), thread_id=str(uuid.uuid4()), metadata=info.metadata
     )
-    await services.checkpointer.acopy_thread(thread_id, copy.session_id)
+    await services.checkpointer.acopy_thread(info.key, copy.key)
     return json_response(await thread_view(services, copy))
 
 
@@ -272,31 +276,31 @@ async def _candidates(
     metadata = _by_assistant(services, metadata)
     owned = await services.sessions.owned_ids(who.owner)
     if ids is not None:
-        wanted = set(ids)
+        wanted = {thread_key(who.owner, i) for i in ids}
         owned = [i for i in owned if i in wanted]
     found: list[SessionInfo] = []
     gone: list[str] = []
     for start in range(0, len(owned), 500):
         chunk = owned[start : start + 500]
-        for thread_id, info in zip(chunk, await services.sessions.get_many(chunk), strict=True):
+        for key, info in zip(chunk, await services.sessions.get_many(chunk), strict=True):
             if info is None:
-                gone.append(thread_id)
+                gone.append(key)
             elif _matches({**thread_defaults(), **info.metadata}, metadata):
                 found.append(info)
     await services.sessions.forget(who.owner, gone)
-    locked = await services.sessions.running([i.session_id for i in found])
-    active = await services.runs.active_counts([i.session_id for i in found])
+    locked = await services.sessions.running([i.key for i in found])
+    active = await services.runs.active_counts([i.key for i in found])
     out = []
     for info, held, waiting in zip(found, locked, active, strict=True):
         if waiting and not held:  # confirm (drops runs that ended without settling)
-            waiting = len(await services.runs.active_run_ids(info.session_id))
+            waiting = len(await services.runs.active_run_ids(info.key))
         now = "busy" if held or waiting else info.status
         if status_filter is None or now == status_filter:
             out.append((info, now))
     if values:
         kept = []
         for info, now in out:
-            snapshot = await services.graph.aget_state(thread_config(info.session_id))
+            snapshot = await services.graph.aget_state(thread_config(info.key))
             if _matches(jsonable(snapshot.values or {}), values):
                 kept.append((info, now))
         out = kept
@@ -399,15 +403,15 @@ async def prune_threads(body: ThreadPrune, services: ServicesDep, who: CallerDep
     threads that are not the caller's or are busy are skipped."""
     pruned = 0
     for thread_id in dict.fromkeys(body.thread_ids):
-        info = await services.sessions.get(thread_id)
-        if info is None or info.owner != who.owner:
+        info = await services.sessions.get_owned(who.owner, thread_id)
+        if info is None:
             continue
         if await live_status(services, info) == "busy":
             continue
         if body.strategy == "delete":
-            await _delete(services, thread_id)
+            await _delete(services, info.key)
         else:
-            await services.checkpointer.aprune([thread_id], strategy="keep_latest")
+            await services.checkpointer.aprune([info.key], strategy="keep_latest")
         pruned += 1
     return json_response({"pruned_count": pruned})
 
@@ -415,16 +419,16 @@ async def prune_threads(body: ThreadPrune, services: ServicesDep, who: CallerDep
 # --- state and history ----------------------------------------------------------------------
 async def _state(
     services: Services,
-    thread_id: str,
+    info: SessionInfo,
     checkpoint: Checkpoint | None,
     subgraphs: bool,
     select: list[str] | None,
 ) -> Response:
-    config = thread_config(thread_id, checkpoint)
+    config = thread_config(info.key, checkpoint)
     if checkpoint is not None and checkpoint.checkpoint_id:
         if await services.checkpointer.aget_tuple(config) is None:
             raise not_found(
-                f"Checkpoint {checkpoint.checkpoint_id!r} of thread {thread_id!r}",
+                f"Checkpoint {checkpoint.checkpoint_id!r} of thread {info.session_id!r}",
                 "List checkpoints with POST /threads/{thread_id}/history.",
             )
     snapshot = await services.graph.aget_state(config, subgraphs=subgraphs)
@@ -442,8 +446,8 @@ async def get_state(
     select: Annotated[list[StateSelect] | None, Query(max_length=16)] = None,
 ) -> Response:
     """The thread's latest state (``subgraphs``: with the agents' states of pending tasks)."""
-    await owned_thread(services, thread_id, who)
-    return await _state(services, thread_id, None, subgraphs, select)
+    info = await owned_thread(services, thread_id, who)
+    return await _state(services, info, None, subgraphs, select)
 
 
 @router.get(
@@ -459,10 +463,8 @@ async def get_state_at(
     subgraphs: bool = False,
 ) -> Response:
     """The thread's state at one checkpoint."""
-    await owned_thread(services, thread_id, who)
-    return await _state(
-        services, thread_id, Checkpoint(checkpoint_id=checkpoint_id), subgraphs, None
-    )
+    info = await owned_thread(services, thread_id, who)
+    return await _state(services, info, Checkpoint(checkpoint_id=checkpoint_id), subgraphs, None)
 
 
 @router.post(
@@ -474,8 +476,8 @@ async def post_state_at(
     thread_id: ThreadIdPath, body: StateAtCheckpoint, services: ServicesDep, who: CallerDep
 ) -> Response:
     """The thread's state at a checkpoint given as an object."""
-    await owned_thread(services, thread_id, who)
-    return await _state(services, thread_id, body.checkpoint, body.subgraphs, body.select)
+    info = await owned_thread(services, thread_id, who)
+    return await _state(services, info, body.checkpoint, body.subgraphs, body.select)
 
 
 @router.post(
@@ -501,16 +503,16 @@ async def update_state(
     checkpoint = body.checkpoint
     if body.checkpoint_id and checkpoint is None:
         checkpoint = Checkpoint(checkpoint_id=body.checkpoint_id)
-    config = thread_config(thread_id, checkpoint)
+    config = thread_config(info.key, checkpoint)
     if checkpoint is not None and checkpoint.checkpoint_id:
         if await services.checkpointer.aget_tuple(config) is None:
             raise not_found(f"Checkpoint {checkpoint.checkpoint_id!r}", "See the history.")
-    lock = services.sessions.lock(thread_id)
-    if await services.runs.active_run_ids(thread_id) or not await lock.acquire():
+    lock = services.sessions.lock(info.key)
+    if await services.runs.active_run_ids(info.key) or not await lock.acquire():
         raise busy(thread_id)
     try:
         updated = await graph.aupdate_state(config, values, as_node=body.as_node)
-        snapshot = await graph.aget_state(thread_config(thread_id))
+        snapshot = await graph.aget_state(thread_config(info.key))
         await services.sessions.update(
             info,
             updated_at=now_iso(),
@@ -524,13 +526,13 @@ async def update_state(
     return json_response({"checkpoint": checkpoint_view(updated)})
 
 
-async def _history(services: Services, thread_id: str, body: HistoryRequest) -> Response:
+async def _history(services: Services, info: SessionInfo, body: HistoryRequest) -> Response:
     before: RunnableConfig | None = None
     if body.before is not None:
         before_id = body.before if isinstance(body.before, str) else body.before.checkpoint_id
         if before_id:
-            before = {"configurable": {"thread_id": thread_id, "checkpoint_id": before_id}}
-    config = thread_config(thread_id, body.checkpoint)
+            before = {"configurable": {"thread_id": info.key, "checkpoint_id": before_id}}
+    config = thread_config(info.key, body.checkpoint)
     states = [
         select_state(snapshot_view(s), body.select)
         async for s in services.graph.aget_state_history(
@@ -553,8 +555,8 @@ async def get_history(
     before: Annotated[str | None, Query(pattern=r"^[0-9A-Za-z][0-9A-Za-z_-]{0,63}$")] = None,
 ) -> Response:
     """The thread's checkpoints as states, newest first."""
-    await owned_thread(services, thread_id, who)
-    return await _history(services, thread_id, HistoryRequest(limit=limit, before=before))
+    info = await owned_thread(services, thread_id, who)
+    return await _history(services, info, HistoryRequest(limit=limit, before=before))
 
 
 @router.post(
@@ -566,5 +568,5 @@ async def post_history(
     thread_id: ThreadIdPath, body: HistoryRequest, services: ServicesDep, who: CallerDep
 ) -> Response:
     """The thread's checkpoints as states, newest first, filtered by checkpoint metadata."""
-    await owned_thread(services, thread_id, who)
-    return await _history(services, thread_id, body)
+    info = await owned_thread(services, thread_id, who)
+    return await _history(services, info, body)

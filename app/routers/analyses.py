@@ -113,12 +113,12 @@ async def submit(body: AnalyzeRequest, services: ServicesDep, who: CallerDep) ->
     thread_id = uuid.uuid4().hex
     # The analysis's checkpoints belong to a thread record like a chat's: without one, the id
     # would be an ownerless thread whose checkpoints another key could claim.
-    await services.sessions.create(
+    thread = await services.sessions.create(
         who.owner, who.owner, now_iso(), thread_id=thread_id, metadata={"analysis": True}
     )
     await services.runs.submit(
         owner=who.owner,
-        thread_id=thread_id,
+        thread_id=thread.key,
         run_id=thread_id,
         run_input=analysis_input(analysis, thread_id=thread_id, user_id=who.owner),
         agent=AGENT,
@@ -146,6 +146,11 @@ async def _owned(services: Services, thread_id: str, who: Caller) -> dict[str, s
             f"Analysis {thread_id!r} not found. Submit one with POST /analyses.",
         )
     return record
+
+
+def _key_of(record: dict[str, str]) -> str:
+    """The stored key of an analysis's thread (``<owner>:<id>``, :mod:`app.thread_ids`)."""
+    return record.get("thread_id") or ""
 
 
 @router.get("/analyses/{thread_id}", responses=error_responses(404))
@@ -184,7 +189,7 @@ async def get_analysis(
         body["stages_done"] = [s for s in STAGES if s in timings]
         body["mode"] = result.get("mode") or body["mode"]
     elif record.get("started_at"):
-        snapshot = await services.graph.aget_state(config_of(thread_id), subgraphs=True)
+        snapshot = await services.graph.aget_state(config_of(_key_of(record)), subgraphs=True)
         progress = progress_of(snapshot)
         body["stages_done"] = progress.stages
         body["batches"] = {"done": len(progress.batches_done), "total": progress.batches_total}
@@ -203,12 +208,14 @@ async def analysis_events(
     """Server-Sent Events of an analysis: queued, started, stage, batch, then done | failed |
     cancelled (the stream ends there, unless the analysis was resumed since). Reconnect with
     Last-Event-ID to continue."""
-    await _owned(services, thread_id, who)
+    record = await _owned(services, thread_id, who)
     runs = services.runs
     last = request.headers.get("last-event-id") or "0-0"
     # Counted by batch id, starting from what is saved: a resumed run's replayed or redone
     # batches never count twice.
-    progress = progress_of(await services.graph.aget_state(config_of(thread_id), subgraphs=True))
+    progress = progress_of(
+        await services.graph.aget_state(config_of(_key_of(record)), subgraphs=True)
+    )
     stages, batches = list(progress.stages), set(progress.batches_done)
 
     def translate(event: str, data: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:

@@ -1,8 +1,10 @@
 """REST for chat sessions: `/chat`, `/chat/stream` (SSE) and `/session/{id}`.
 
 Every session is a LangGraph thread. Ids are issued by the server (`POST /chat` without a
-`session_id` starts one); an unknown id, and a session that belongs to another API key, answer
-404 alike. A message to a session whose turn is still running answers 409.
+`session_id` starts one), or chosen by the client with `POST /threads`; an id is the caller's
+own (stored under `<owner>:<id>`, :mod:`app.thread_ids`), so another API key's session of the
+same id is simply not there: 404, as for an unknown id. A message to a session whose turn is
+still running answers 409.
 """
 
 from __future__ import annotations
@@ -76,8 +78,8 @@ class ChatMessage(BaseModel):
 
 
 async def _owned_session(services: Services, session_id: str, who: Caller) -> SessionInfo:
-    info = await services.sessions.get(session_id)
-    if info is None or info.owner != who.owner:
+    info = await services.sessions.get_owned(who.owner, session_id)
+    if info is None:
         raise HTTPException(
             status.HTTP_404_NOT_FOUND,
             f"Session {session_id!r} not found. Start a new one with POST /chat without a "
@@ -143,7 +145,7 @@ def chat_router(options_model: type[AgentOptions]) -> APIRouter:
     ) -> dict[str, Any]:
         """Send a message; the answer comes back when the turn is complete."""
         turn = await _prepare(services, body, who)
-        lock = services.sessions.lock(turn.session.session_id)
+        lock = services.sessions.lock(turn.session.key)
         if not await lock.acquire():
             raise _busy(turn.session.session_id)
         try:
@@ -167,7 +169,7 @@ def chat_router(options_model: type[AgentOptions]) -> APIRouter:
         """Send a message; Server-Sent Events: `session`, `route`, `node`, `progress`, `token`,
         then `answer` (or `error`)."""
         turn = await _prepare(services, body, who)
-        lock = services.sessions.lock(turn.session.session_id)
+        lock = services.sessions.lock(turn.session.key)
         if not await lock.acquire():
             raise _busy(turn.session.session_id)
 
@@ -215,7 +217,7 @@ async def get_session(
 ) -> dict[str, Any]:
     """A session's summary: turns, agents used, times and the last messages."""
     info = await _owned_session(services, session_id, who)
-    snapshot = await services.graph.aget_state({"configurable": {"thread_id": session_id}})
+    snapshot = await services.graph.aget_state({"configurable": {"thread_id": info.key}})
     values = dict(snapshot.values or {})
     messages = values.get("messages", [])
     return {
@@ -226,7 +228,7 @@ async def get_session(
         "current_agent": values.get("current_agent"),
         "created_at": values.get("created_at") or info.created_at,
         "updated_at": values.get("updated_at") or info.created_at,
-        "running": bool(snapshot.next) or await services.sessions.is_running(session_id),
+        "running": bool(snapshot.next) or await services.sessions.is_running(info.key),
         "last_messages": [_message_view(m) for m in messages[-10:]],
     }
 
@@ -249,12 +251,12 @@ async def session_history(
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
 ) -> dict[str, Any]:
     """The session's checkpoints, newest first: step, the node that wrote it, time."""
-    await _owned_session(services, session_id, who)
+    info = await _owned_session(services, session_id, who)
     graph = services.graph
     snapshots = [
         s
         async for s in graph.aget_state_history(
-            {"configurable": {"thread_id": session_id}}, limit=limit + 1
+            {"configurable": {"thread_id": info.key}}, limit=limit + 1
         )
     ]
     entries = []
@@ -282,13 +284,13 @@ async def session_history(
 )
 async def delete_session(session_id: SessionId, services: ServicesDep, who: CallerDep) -> Response:
     """Delete the session and every checkpoint of its thread."""
-    await _owned_session(services, session_id, who)
-    lock = services.sessions.lock(session_id)
+    info = await _owned_session(services, session_id, who)
+    lock = services.sessions.lock(info.key)
     if not await lock.acquire():
         raise _busy(session_id)
     try:
-        await services.checkpointer.adelete_thread(session_id)
-        await services.sessions.delete(session_id)
+        await services.checkpointer.adelete_thread(info.key)
+        await services.sessions.delete(info.key)
     finally:
         await _release(lock)
     return Response(status_code=status.HTTP_204_NO_CONTENT)

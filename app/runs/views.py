@@ -2,13 +2,16 @@
 
 The run store keeps the worker's statuses (queued, running, done, failed, cancelled); the Agent
 Server's are pending, running, success, error, timeout and interrupted (a cancelled run was
-interrupted; a failed one timed out when RUN_TIMEOUT_SECONDS stopped it).
+interrupted; a failed one timed out when RUN_TIMEOUT_SECONDS stopped it). A run record names
+its thread by the stored key; the view by the owner's id (:mod:`app.thread_ids`).
 """
 
 from __future__ import annotations
 
 import json
 from typing import Any
+
+from app.thread_ids import client_thread_id
 
 __all__ = ["AGENT_STATUS", "STORE_STATUSES", "agent_status", "run_view"]
 
@@ -43,7 +46,7 @@ def run_view(run_id: str, record: dict[str, str]) -> dict[str, Any]:
     meta = json.loads(record.get("meta") or "{}")
     return {
         "run_id": run_id,
-        "thread_id": record.get("thread_id", ""),
+        "thread_id": client_thread_id(record.get("thread_id", "")),
         "assistant_id": meta.get("assistant_id", ""),
         "created_at": record.get("created_at", ""),
         "updated_at": record.get("updated_at") or record.get("created_at", ""),

@@ -352,8 +352,12 @@ def test_another_keys_threads_and_runs_are_not_found(server: ApiProcess) -> None
     assert [t["thread_id"] for t in mine.threads.search(metadata={"owner-test": True})] == [
         thread_id
     ]
-    with pytest.raises(NotFoundError):  # another key's id: not found, never "taken" (409)
-        theirs.threads.create(thread_id=thread_id)
+    # another key's id is the caller's own, fresh: never "taken" (409), nothing of the other's
+    fresh = theirs.threads.create(thread_id=thread_id)
+    assert fresh["thread_id"] == thread_id and fresh["values"] == {}
+    assert "owner-test" not in fresh["metadata"]
+    theirs.threads.delete(thread_id)
+    assert mine.threads.get(thread_id)["metadata"]["owner-test"] is True
 
 
 def test_a_chat_session_is_a_thread(server: ApiProcess) -> None:

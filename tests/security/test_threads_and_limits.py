@@ -120,12 +120,13 @@ def wait_for(condition: Callable[[], Any], timeout: float = 60.0, what: str = ""
         time.sleep(0.05)
 
 
-def record_key(thread_id: str) -> str:
-    return f"sy:session:{{{thread_id}}}"
+def record_key(thread_id: str, owner: str = OWNER_A) -> str:
+    """The Redis key of ``owner``'s thread record (threads are stored per owner)."""
+    return f"sy:session:{{{owner}:{thread_id}}}"
 
 
 # --- 6. thread ids cannot be claimed or squatted --------------------------------------------
-def test_another_keys_thread_id_is_not_found_and_its_owner_is_unaffected(
+def test_another_keys_thread_id_is_a_fresh_id_and_its_owner_is_unaffected(
     server: ApiProcess,
 ) -> None:
     a, b = sdk(server, KEY_A), sdk(server, KEY_B)
@@ -133,17 +134,16 @@ def test_another_keys_thread_id_is_not_found_and_its_owner_is_unaffected(
     a.threads.create(thread_id=thread_id, metadata={"secret": "a's plan"})
     a.runs.wait(thread_id, "chat", input=chat_input("hello from a"))
 
-    # B, with A's id, any if_exists: the 404 of a thread that is not there, never a 409
-    for if_exists in ("raise", "do_nothing"):
-        with pytest.raises(NotFoundError) as refused:
-            b.threads.create(thread_id=thread_id, if_exists=if_exists)
-        assert "not available to this API key" in str(refused.value)
-        assert "a's plan" not in str(refused.value) and OWNER_A not in str(refused.value)
-    with pytest.raises(NotFoundError):
-        b.runs.create(thread_id, "chat", input=chat_input("mine now"), if_not_exists="create")
-    with pytest.raises(NotFoundError):
-        b.threads.get(thread_id)
-    assert thread_id not in {t["thread_id"] for t in b.threads.search(limit=100)}
+    # B, with A's id: a thread of its own, created as for an id nobody used (no 404, no 409)
+    mine = b.threads.create(thread_id=thread_id, metadata={"owner": "b"})
+    assert mine["thread_id"] == thread_id and mine["values"] == {}
+    assert "secret" not in mine["metadata"] and OWNER_A not in str(mine)
+    assert b.threads.create(thread_id=thread_id, if_exists="do_nothing")["metadata"]["owner"] == "b"
+    b.runs.wait(thread_id, "chat", input=chat_input("mine now"), if_not_exists="create")
+    b_texts = [m["content"] for m in b.threads.get_state(thread_id)["values"]["messages"]]
+    assert "mine now" in b_texts and "hello from a" not in b_texts
+    listed = [t for t in b.threads.search(limit=100) if t["thread_id"] == thread_id]
+    assert [t["metadata"].get("owner") for t in listed] == ["b"]
 
     # A is unaffected: same record, same conversation, and it can go on
     thread = a.threads.get(thread_id)
@@ -155,6 +155,7 @@ def test_another_keys_thread_id_is_not_found_and_its_owner_is_unaffected(
     with pytest.raises(ConflictError):
         a.threads.create(thread_id=thread_id)
     assert a.threads.create(thread_id=thread_id, if_exists="do_nothing")["thread_id"] == thread_id
+    b.threads.delete(thread_id)
 
 
 def test_an_id_with_checkpoints_but_no_record_cannot_be_claimed(
@@ -165,16 +166,20 @@ def test_an_id_with_checkpoints_but_no_record_cannot_be_claimed(
     a.threads.create(thread_id=thread_id)
     a.runs.wait(thread_id, "chat", input=chat_input("private words"))
     store.delete(record_key(thread_id))  # the record is gone (expired), the checkpoints stay
-    for client in (b, a):  # nobody gets the orphaned conversation
-        with pytest.raises(NotFoundError) as refused:
-            client.threads.create(thread_id=thread_id)
-        assert "not available to this API key" in str(refused.value)
-        with pytest.raises(NotFoundError):
-            client.runs.create(thread_id, "chat", input=chat_input("x"), if_not_exists="create")
+    # its owner does not get the orphaned conversation back under a new record
+    with pytest.raises(NotFoundError) as refused:
+        a.threads.create(thread_id=thread_id)
+    assert "not available to this API key" in str(refused.value)
+    with pytest.raises(NotFoundError):
+        a.runs.create(thread_id, "chat", input=chat_input("x"), if_not_exists="create")
     assert not store.exists(record_key(thread_id))
+    # another key never reaches it: the same id is a fresh thread of its own
+    fresh = b.threads.create(thread_id=thread_id)
+    assert fresh["values"] == {} and "private words" not in str(b.threads.get_history(thread_id))
+    b.threads.delete(thread_id)
 
 
-def test_a_background_analysis_has_a_thread_record_so_its_id_cannot_be_claimed(
+def test_a_background_analysis_has_a_thread_record_of_its_owner(
     server: ApiProcess, store: redis.Redis
 ) -> None:
     submitted = httpx.post(
@@ -189,19 +194,20 @@ def test_a_background_analysis_has_a_thread_record_so_its_id_cannot_be_claimed(
     assert submitted.status_code == 202, submitted.text
     thread_id = submitted.json()["thread_id"]
     assert store.hget(record_key(thread_id), "owner") == OWNER_A
-    with pytest.raises(NotFoundError):
-        sdk(server, KEY_B).threads.create(thread_id=thread_id)
-    wait_for(
-        lambda: (
-            httpx.get(f"{server.url}/analyses/{thread_id}", headers={"X-API-Key": KEY_A}).json()[
-                "status"
-            ]
-            in ("done", "failed")
-        ),
-        what="the analysis to end",
-    )
-    with pytest.raises(NotFoundError):  # its checkpoints exist now: still not B's
-        sdk(server, KEY_B).threads.create(thread_id=thread_id)
+    with pytest.raises(ConflictError):  # its owner sees it as one of its threads
+        sdk(server, KEY_A).threads.create(thread_id=thread_id)
+
+    def status() -> str:
+        answer = httpx.get(f"{server.url}/analyses/{thread_id}", headers={"X-API-Key": KEY_A})
+        return str(answer.json()["status"])
+
+    ended = wait_for(lambda: (s := status()) in ("done", "failed") and s, what="the analysis")
+    # another key with the analysis's id: a fresh thread of its own; the analysis is untouched
+    b = sdk(server, KEY_B)
+    assert b.threads.create(thread_id=thread_id)["values"] == {}
+    b.threads.delete(thread_id)
+    assert status() == ended
+    assert store.hget(record_key(thread_id), "owner") == OWNER_A
 
 
 def test_the_record_ttl_is_re_armed_with_the_checkpoints(
@@ -222,9 +228,9 @@ async def test_holding_a_thread_re_arms_its_record(redis_url: str) -> None:
     try:
         sessions = SessionStore(client, ttl_seconds=3600)
         info = await sessions.create("owner-x", "user", "2026-01-01T00:00:00+00:00")
-        await client.pexpire(record_key(info.session_id), 5_000)
-        assert await sessions.hold(info.session_id, "run-1", 30)  # a run's heartbeat
-        assert await client.pttl(record_key(info.session_id)) > 3_500_000
+        await client.pexpire(record_key(info.session_id, "owner-x"), 5_000)
+        assert await sessions.hold(info.key, "run-1", 30)  # a run's heartbeat
+        assert await client.pttl(record_key(info.session_id, "owner-x")) > 3_500_000
     finally:
         await client.aclose()
 
@@ -234,12 +240,13 @@ async def test_deleting_a_session_deletes_its_run_indexes(redis_url: str) -> Non
     try:
         sessions = SessionStore(client)
         info = await sessions.create("owner-x", "user", "2026-01-01T00:00:00+00:00")
-        runs_key = f"sy:thread-runs:{{{info.session_id}}}"
-        active_key = f"sy:thread-active:{{{info.session_id}}}"
+        assert info.key == f"owner-x:{info.session_id}"
+        runs_key = f"sy:thread-runs:{{{info.key}}}"
+        active_key = f"sy:thread-active:{{{info.key}}}"
         await client.zadd(runs_key, {"run-1": 1.0})
         await client.zadd(active_key, {"run-1": 1.0})
-        await sessions.delete(info.session_id)
-        assert not await client.exists(record_key(info.session_id), runs_key, active_key)
+        await sessions.delete(info.key)
+        assert not await client.exists(record_key(info.session_id, "owner-x"), runs_key, active_key)
     finally:
         await client.aclose()
 
@@ -251,27 +258,38 @@ def test_a_stateless_runs_temporary_thread_leaves_no_run_index(
     run = a.runs.create(None, "chat", input=chat_input("once"))
     a.runs.join(run["thread_id"], run["run_id"])
     wait_for(lambda: not store.exists(record_key(run["thread_id"])), what="the temporary thread")
-    assert not store.exists(f"sy:thread-runs:{{{run['thread_id']}}}")
+    assert not store.exists(f"sy:thread-runs:{{{OWNER_A}:{run['thread_id']}}}")
 
 
 async def test_concurrent_creators_of_one_id_get_one_record(redis_url: str) -> None:
+    import asyncio
+
     client = aredis.Redis.from_url(redis_url)
     try:
         sessions = SessionStore(client)
-        import asyncio
-
+        stamp = "2026-01-01T00:00:00+00:00"
+        # one owner, twenty concurrent creators of one id: one record, the winner's
         results = await asyncio.gather(
             *(
-                sessions.create_if_absent(
-                    f"owner-{i}", "user", "2026-01-01T00:00:00+00:00", thread_id="contested-id-1"
-                )
+                sessions.create_if_absent("owner-x", f"user-{i}", stamp, thread_id="contested-id-1")
                 for i in range(20)
             )
         )
         winners = [info for info, created in results if created]
         assert len(winners) == 1
-        assert all(info.owner == winners[0].owner for info, _ in results)
-        assert (await sessions.get("contested-id-1")).owner == winners[0].owner  # type: ignore[union-attr]
+        assert all(info.user_id == winners[0].user_id for info, _ in results)
+        found = await sessions.get_owned("owner-x", "contested-id-1")
+        assert found is not None and found.user_id == winners[0].user_id
+        # twenty owners, one id each: twenty threads, none in another's way
+        others = await asyncio.gather(
+            *(
+                sessions.create_if_absent(f"owner-{i}", "user", stamp, thread_id="contested-id-2")
+                for i in range(20)
+            )
+        )
+        assert all(created for _, created in others)
+        assert {info.session_id for info, _ in others} == {"contested-id-2"}
+        assert len({info.key for info, _ in others}) == 20
     finally:
         await client.aclose()
 

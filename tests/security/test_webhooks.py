@@ -36,6 +36,9 @@ PUBLIC = "93.184.215.14"  # a global address (never connected to: the tests refu
 KEY = "key-webhooks-0123456789"
 #: Generous bound for anything that should take seconds (the machine is shared and slow).
 BOUND = 90.0
+#: How long a rules-only analysis of one tiny file may take while webhooks drip: seconds on a
+#: quiet machine; before the fix it stayed queued for over a minute.
+ANALYSIS_BOUND = 45.0
 
 
 def webhook_settings(**overrides: Any) -> Settings:
@@ -325,3 +328,38 @@ def test_dripping_webhooks_do_not_stall_background_runs(
         (thread_id, run_id) = later[0]
         state = client.get(f"/threads/{thread_id}/state").raise_for_status().json()
         assert json.dumps(state["values"]).count("done") >= 1
+
+
+@pytest.mark.slow
+def test_dripping_webhooks_do_not_stall_a_background_analysis(
+    api: ApiProcess, dripper: HostileReceiver
+) -> None:
+    headers = {"X-API-Key": KEY}
+    with httpx.Client(base_url=api.url, headers=headers, timeout=30) as client:
+        # the scenario: four runs whose webhooks drip (twice the run slots), then a
+        # background analysis of one tiny file, which stayed `queued` for over a minute
+        hooked = [_background_run(client, dripper.url()) for _ in range(4)]
+        _wait_done(client, hooked, BOUND)
+        dripper.wait_for("requests", 4, timeout=BOUND)  # every receiver is dripping now
+        submitted = client.post(
+            "/analyses",
+            json={
+                "files": [
+                    {"path": "tests/test_tiny.py", "content": "def test_a():\n    assert 1\n"}
+                ],
+                "mode": "rules-only",
+            },
+        )
+        assert submitted.status_code == 202, submitted.text
+        analysis = submitted.json()["thread_id"]
+        deadline = time.monotonic() + ANALYSIS_BOUND
+        while True:
+            status = client.get(f"/analyses/{analysis}").raise_for_status().json()["status"]
+            if status == "done":
+                break
+            assert status in ("queued", "running"), status
+            assert time.monotonic() < deadline, (
+                f"the analysis is still {status} {ANALYSIS_BOUND} s after it was submitted"
+            )
+            time.sleep(0.1)
+        assert dripper.requests >= 4

@@ -113,12 +113,14 @@ class BatchRecorder:
         return sum(self.calls.values())
 
 
-def saved_batches(redis_url: str, thread_id: str) -> set[str]:
-    """Ids of the LLM batches whose review is persisted in the thread's checkpoints (read
-    straight from Redis with the saver, as a resumed run would see them)."""
+def saved_batches(redis_url: str, thread_id: str, owner: str = "anonymous") -> set[str]:
+    """Ids of the LLM batches whose review is persisted in the checkpoints of ``owner``'s
+    analysis ``thread_id`` (read straight from Redis with the saver, as a resumed run would
+    see them; threads are stored per owner, see :mod:`app.thread_ids`)."""
     import redis
 
     from app.analyses import progress_of
+    from app.thread_ids import thread_key
     from checkpointer import RedisSaver
     from config import Settings
     from graph.workflow import compile_graph
@@ -128,7 +130,8 @@ def saved_batches(redis_url: str, thread_id: str) -> set[str]:
     try:
         services = agent_services(Settings(_env_file=None, llm_provider="none"))
         graph = compile_graph(None, services, checkpointer=RedisSaver(client))
-        snapshot = graph.get_state({"configurable": {"thread_id": thread_id}}, subgraphs=True)
+        config = {"configurable": {"thread_id": thread_key(owner, thread_id)}}
+        snapshot = graph.get_state(config, subgraphs=True)  # type: ignore[arg-type]
         return progress_of(snapshot).batches_done
     finally:
         client.close()
