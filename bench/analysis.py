@@ -48,7 +48,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Overwrite
 
 from agents.contract.context import AgentServices, RunContext
-from agents.test_analysis.agent import assure_quality
+from agents.test_analysis.spec import assure_quality
 from agents.test_analysis.planning import plan_analysis
 from agents.test_analysis.requests import AnalyzeRequest, FileIn, prepare
 from agents.test_analysis.review import make_review_node

@@ -1,7 +1,8 @@
 """The analytics agent: business questions answered with read-only SQL, KPIs, root causes, charts.
 
 Modules:
-- `agent`: `build_analytics_agent` (LangChain v1 `create_agent` over the analytics tools),
+- `spec`: the agent's registration and its subgraph (`analytics_agent()`), its entry.
+- `react`: `build_analytics_agent` (LangChain v1 `create_agent` over the analytics tools),
   `answer_question` / `astream_answer` (one question -> `AnalyticsAnswer`, progress events
   first) and `build_analytics_graph` (the subgraph for the root graph).
 - `answer`: `AnalyticsAnswer` (the REST shape) and how it is assembled from a turn's tool results.

@@ -38,7 +38,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from agents.analytics.agent import (
+from agents.analytics.react import (
     MAX_QUESTION_CHARS,
     NAME,
     Agent,

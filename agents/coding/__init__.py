@@ -9,7 +9,7 @@ For the graph spine and the app layer (wiring, no other module needed):
 - `review_pasted(message, toolkit, test_data=...)`: chat without a model: says generation needs
   one, checks / runs / explains pasted code or tracebacks (pasted.py).
 - `routing.NAME / DESCRIPTION / KEYWORDS / EXAMPLES`: for the router's registration.
-- `coding_agent()`: the `AgentSpec` (subgraph.py): the subgraph the root graph runs (the loop
+- `coding_agent()`: the `AgentSpec` (spec.py): the subgraph the root graph runs (the loop
   with a model, the pasted-code review without), `CodingOptions` (`coding_max_iterations`)
   and `GenerateRequest`, the structured request (`agent_input`; requests.py).
 - `CodingState` (state.py), `CODING_SYSTEM` (prompts.py), `render_result` (render.py).
@@ -23,7 +23,7 @@ from agents.coding.render import render_result
 from agents.coding.requests import CodingOptions, GenerateRequest
 from agents.coding.run import coding_input, run_coding
 from agents.coding.state import CodingState
-from agents.coding.subgraph import coding_agent
+from agents.coding.spec import coding_agent
 
 __all__ = [
     "CodingOptions",

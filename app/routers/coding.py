@@ -30,7 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agents.coding import GenerateRequest
 from agents.coding.routing import NAME
-from agents.coding.subgraph import toolkit_of
+from agents.coding.spec import toolkit_of
 from app.bodies import StrictJSONRoute
 from app.errors import (
     COMMON_ERRORS,

@@ -10,7 +10,7 @@ from typing import Any
 import redis.asyncio as aredis
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
-from agents.analytics.agent import MAX_QUESTION_CHARS
+from agents.analytics.react import MAX_QUESTION_CHARS
 from agents.analytics.spec import NOT_OPEN, analytics_agent
 from agents.contract.state import AgentInput, AgentOutput
 from config import Settings
