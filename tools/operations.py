@@ -56,6 +56,8 @@ class EngineNotOpen(OperationError):
     """
 
     status = 503
+    #: The dependency a route's 503 names (``engine``, or e.g. ``sandbox`` for a subclass).
+    dependency: str = "engine"
 
 
 class Engines(Protocol):

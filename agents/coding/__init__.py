@@ -22,8 +22,8 @@ from agents.coding.pasted import PastedReview, review_pasted
 from agents.coding.render import render_result
 from agents.coding.requests import CodingOptions, GenerateRequest
 from agents.coding.run import coding_input, run_coding
-from agents.coding.state import CodingState
 from agents.coding.spec import coding_agent
+from agents.coding.state import CodingState
 
 __all__ = [
     "CodingOptions",
