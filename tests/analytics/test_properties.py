@@ -20,8 +20,8 @@ from langchain_core.tools import BaseTool, StructuredTool
 from psycopg_pool import PoolTimeout
 from pydantic import BaseModel, ValidationError
 
-from agents.analytics.react import answer_question, build_analytics_agent
 from agents.analytics.middleware import MAX_ERROR_CHARS, format_tool_error
+from agents.analytics.react import answer_question, build_analytics_agent
 from tests.support.scripted import ScriptedChatModel
 from tools.analytics.context import AnalyticsContext
 from tools.analytics.frame import DataError
