@@ -68,6 +68,22 @@ class Engines(Protocol):
         ...
 
 
+class OpenEngines:
+    """Engines given by hand (an agent's run context, a test): :class:`Engines` over them.
+
+    ``engine(kind)`` is the given one that is a ``kind``; :class:`EngineNotOpen` without one.
+    """
+
+    def __init__(self, *engines: object) -> None:
+        self._engines = engines
+
+    def engine(self, kind: type[T]) -> T:
+        for found in self._engines:
+            if isinstance(found, kind):
+                return found
+        raise EngineNotOpen(f"the {kind.__name__} is not open for this caller")
+
+
 @dataclass(frozen=True)
 class OperationContext:
     """Who calls an operation and where its engines are."""

@@ -13,7 +13,7 @@ that is not open is an error message to the model, like any refused operation.
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, Literal
 
 from langchain.tools import ToolRuntime
 from langchain_core.messages import ToolMessage
@@ -36,10 +36,16 @@ from tools.coding.schemas import (
     TestCodeOutput,
 )
 from tools.coding.toolkit import CodingToolkit
-from tools.operations import EngineNotOpen, Engines, Operation, OperationContext, OperationError
+from tools.operations import (
+    EngineNotOpen,
+    Engines,
+    OpenEngines,
+    Operation,
+    OperationContext,
+    OperationError,
+)
 from tools.sandbox import SandboxOwnerBusy
 
-T = TypeVar("T")
 MAX_MESSAGE_CHARS = 6000
 #: The runtime the tools get. Parameterised so that its `context` may be any run context: bare
 #: `ToolRuntime` means `ToolRuntime[None, ...]`, and pydantic then warns on every tool call when
@@ -64,21 +70,9 @@ def _reply(
     return Command(update={**(update or {}), "messages": [message]})
 
 
-class OneToolkit:
-    """The engines of a loop run on its own (`run_coding`, tests): one given toolkit."""
-
-    def __init__(self, toolkit: CodingToolkit) -> None:
-        self.toolkit = toolkit
-
-    def engine(self, kind: type[T]) -> T:
-        if isinstance(self.toolkit, kind):
-            return self.toolkit
-        raise EngineNotOpen(f"the {kind.__name__} is not open for this coding run")
-
-
 def engines_of(source: CodingToolkit | Engines) -> Engines:
     """Where the tools find the toolkit: the given one, or the process's engines."""
-    return OneToolkit(source) if isinstance(source, CodingToolkit) else source
+    return OpenEngines(source) if isinstance(source, CodingToolkit) else source
 
 
 def _described(op: Operation[Any, Any], note: str = "") -> str:
