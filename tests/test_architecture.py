@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import pkgutil
 import shutil
@@ -74,3 +75,30 @@ def test_importing_the_graph_factory_builds_nothing() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
+#: Capabilities whose ``tools/<cap>/`` is engine and operations only (tools/personal still
+#: builds its agents' graphs; its own change moves that to agents/).
+GRAPH_FREE_TOOLS = ("coding", "analytics", "test_smells")
+
+
+def test_engines_and_operations_hold_no_graph_code() -> None:
+    """No module of these ``tools/`` capabilities (nor the operations foundation) imports
+    ``langgraph.graph``: graphs are built in ``agents/`` and ``graph/``."""
+    paths = [REPO / "tools" / "operations.py"]
+    for cap in GRAPH_FREE_TOOLS:
+        paths.extend(sorted((REPO / "tools" / cap).rglob("*.py")))
+    offending = []
+    for path in paths:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else []
+            )
+            offending += [
+                f"{path.relative_to(REPO)}: {n}" for n in names if n.startswith("langgraph.graph")
+            ]
+    assert offending == []

@@ -12,9 +12,11 @@ For the graph spine and the app layer (wiring, no other module needed):
 - `coding_agent()`: the `AgentSpec` (spec.py): the subgraph the root graph runs (the loop
   with a model, the pasted-code review without), `CodingOptions` (`coding_max_iterations`)
   and `GenerateRequest`, the structured request (`agent_input`; requests.py).
-- `CodingState` (state.py), `CODING_SYSTEM` (prompts.py), `render_result` (render.py).
-The tools, sandbox and metrics live in `tools.coding` / `tools.sandbox`
-(`CodingToolkit.from_settings(settings, model=...)`; `toolkit.metrics.snapshot()`).
+- `CodingState` (state.py), `CODING_SYSTEM` (prompts.py), `render_result` (render.py);
+  tools.py: the loop's tools, the coding operations fed from the state.
+The engine (`CodingToolkit`: sandbox, limits, metrics) and the operations live in
+`tools.coding`; the app's coding component opens the toolkit, and the agent finds it with
+`engine(CodingToolkit)` when a turn runs.
 """
 
 from agents.coding.agent import build_coding_agent, build_coding_graph, recursion_limit_for

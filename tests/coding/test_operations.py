@@ -81,13 +81,14 @@ async def test_a_limit_is_a_422_naming_it(toolkit: CodingToolkit) -> None:
 
 async def test_a_missing_engine_is_engine_not_open() -> None:
     ctx = OperationContext("alice", _engines(None))
+    payloads: dict[str, dict[str, Any]] = {
+        "check_code": {"code": GOOD, "function_name": "total"},
+        "run_code": {"code": GOOD, "function_name": "total"},
+        "generate_code": {"execution_spec": {"function_name": "f", "description": "d"}},
+        "analyze_error": {"error": "KeyError: 0"},
+    }
     for op in OPERATIONS:
-        payload: dict[str, Any] = {
-            "check_code": {"code": GOOD, "function_name": "total"},
-            "run_code": {"code": GOOD, "function_name": "total"},
-            "generate_code": {"execution_spec": {"function_name": "f", "description": "d"}},
-            "analyze_error": {"error": "KeyError: 0"},
-        }[op.name]
+        payload = payloads[op.name]
         with pytest.raises(EngineNotOpen, match="CodingToolkit is not open") as caught:
             await op(ctx, payload)
         assert caught.value.status == 503 and caught.value.dependency == "engine"
