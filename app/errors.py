@@ -103,7 +103,7 @@ async def operation_error(request: Request, exc: Exception) -> JSONResponse:
     """
     assert isinstance(exc, OperationError)
     if isinstance(exc, EngineNotOpen):
-        return error_response(exc.status, str(exc), dependency="engine")
+        return error_response(exc.status, str(exc), dependency=exc.dependency)
     return error_response(exc.status, str(exc))
 
 

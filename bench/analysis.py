@@ -48,10 +48,10 @@ from langgraph.runtime import Runtime
 from langgraph.types import Overwrite
 
 from agents.contract.context import AgentServices, RunContext
-from agents.test_analysis.agent import assure_quality
 from agents.test_analysis.planning import plan_analysis
 from agents.test_analysis.requests import AnalyzeRequest, FileIn, prepare
 from agents.test_analysis.review import make_review_node
+from agents.test_analysis.spec import assure_quality
 from agents.test_analysis.stages import (
     check_rules,
     enhance_findings,
@@ -59,11 +59,11 @@ from agents.test_analysis.stages import (
     synthesize_findings,
 )
 from agents.test_analysis.state import AnalysisRequestData, ReviewTask
-from agents.test_analysis.work import filework_for
 from app.analyses import run_sync
 from config import Settings
 from graph.workflow import compile_graph
 from tools.test_smells.cache import ParseCache
+from tools.test_smells.filework import FileWork
 from tools.test_smells.parsing import count_lines, parse_file
 from tools.test_smells.pipeline import analyze_files
 from tools.test_smells.rules import check_file
@@ -258,8 +258,9 @@ def measure_graph_rules_only(suite: Suite, repeats: int = 3) -> tuple[list[Measu
     """Part (a) through the whole graph: cold (parse cache cleared) and warm, interleaved
     with the floor."""
     deps = AgentServices(_settings(), _Models(None))
+    deps.provide(FileWork.from_settings(deps.settings))  # what the app's component opens
     analyse = _endpoint(deps, asyncio.Runner())
-    cache = filework_for(deps).cache
+    cache = deps.engine(FileWork).cache
     body = AnalyzeRequest(
         files=[FileIn(path=f.path, content=_text(f)) for f in suite.files],
         mode="rules-only",
@@ -410,9 +411,10 @@ def measure_fanout(repeats: int = 3, batches: int = 8) -> FanOut:
             settings, ProviderChoice("openai", "bench stub", "stub-model", stub.base_url)
         )
         deps = AgentServices(settings, factory)
+        deps.provide(FileWork.from_settings(settings))  # what the app's component opens
         runner = asyncio.Runner()  # one loop: the HTTP client's connections belong to it
         analyse = _endpoint(deps, runner)
-        cache = filework_for(deps).cache
+        cache = deps.engine(FileWork).cache
         body = AnalyzeRequest(files=_fanout_suite(batches * 5), mode="hybrid")
         analyse(body)  # warm-up: HTTP connections, imports
         graph_ms = float("inf")

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from agents.analytics.spec import analytics_agent
-from agents.chat.agent import chat_agent
-from agents.coding.subgraph import coding_agent
+from agents.chat.spec import chat_agent
+from agents.coding.spec import coding_agent
 from agents.contract.spec import AgentSpec
 from agents.knowledge.spec import knowledge_agent
 from agents.personal.spec import event_agent, food_agent, task_agent
-from agents.test_analysis.agent import analysis_agent
+from agents.test_analysis.spec import analysis_agent
 
 
 def default_agents() -> list[AgentSpec]:

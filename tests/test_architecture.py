@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import pkgutil
 import shutil
@@ -101,3 +102,30 @@ def test_personal_tools_build_no_agent_and_personal_agents_open_no_engine() -> N
         bad = [m for m in _imports(path) if m.startswith(engines)]
         text = path.read_text()
         assert bad == [] and "PersonalService(" not in text, path
+
+
+#: Capabilities whose ``tools/<cap>/`` is engine and operations only (tools/personal still
+#: builds its agents' graphs; its own change moves that to agents/).
+GRAPH_FREE_TOOLS = ("coding", "analytics", "test_smells")
+
+
+def test_engines_and_operations_hold_no_graph_code() -> None:
+    """No module of these ``tools/`` capabilities (nor the operations foundation) imports
+    ``langgraph.graph``: graphs are built in ``agents/`` and ``graph/``."""
+    paths = [REPO / "tools" / "operations.py"]
+    for cap in GRAPH_FREE_TOOLS:
+        paths.extend(sorted((REPO / "tools" / cap).rglob("*.py")))
+    offending = []
+    for path in paths:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else []
+            )
+            offending += [
+                f"{path.relative_to(REPO)}: {n}" for n in names if n.startswith("langgraph.graph")
+            ]
+    assert offending == []

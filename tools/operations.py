@@ -56,6 +56,8 @@ class EngineNotOpen(OperationError):
     """
 
     status = 503
+    #: The dependency a route's 503 names (``engine``, or e.g. ``sandbox`` for a subclass).
+    dependency: str = "engine"
 
 
 class Engines(Protocol):
@@ -64,6 +66,22 @@ class Engines(Protocol):
     def engine(self, kind: type[T]) -> T:
         """The open engine of ``kind``; raises :class:`EngineNotOpen` when there is none."""
         ...
+
+
+class OpenEngines:
+    """Engines given by hand (an agent's run context, a test): :class:`Engines` over them.
+
+    ``engine(kind)`` is the given one that is a ``kind``; :class:`EngineNotOpen` without one.
+    """
+
+    def __init__(self, *engines: object) -> None:
+        self._engines = engines
+
+    def engine(self, kind: type[T]) -> T:
+        for found in self._engines:
+            if isinstance(found, kind):
+                return found
+        raise EngineNotOpen(f"the {kind.__name__} is not open for this caller")
 
 
 @dataclass(frozen=True)

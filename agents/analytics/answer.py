@@ -16,19 +16,19 @@ from pydantic import BaseModel, Field
 
 from agents.analytics.middleware import UNAVAILABLE
 from agents.analytics.prompts import DEMO_NOTE, NO_RESULT
+from agents.analytics.tools import (
+    CHART,
+    KPI_ANALYSIS,
+    ROOT_CAUSE,
+    SQL_EXECUTION,
+    SQL_GENERATION,
+)
 from tools.analytics.outputs import (
     AnalysisOutput,
     ChartConfigOutput,
     QueryResult,
     RootCauseOutput,
     SQLGeneration,
-)
-from tools.analytics.toolkit import (
-    CHART,
-    KPI_ANALYSIS,
-    ROOT_CAUSE,
-    SQL_EXECUTION,
-    SQL_GENERATION,
 )
 
 Method = Literal["semantic-layer", "model", "agent-sql", "none"]

@@ -31,9 +31,9 @@ from langchain_core.tools import BaseTool
 
 from agents.analytics.answer import narrative, turn_messages
 from agents.analytics.prompts import NO_RESULT, QUERY_FAILED
+from agents.analytics.tools import CHART, KPI_ANALYSIS, ROOT_CAUSE, SQL_EXECUTION, SQL_GENERATION
 from tools.analytics.outputs import AnalysisOutput, QueryResult, RootCauseOutput, SQLGeneration
 from tools.analytics.semantic import asks_why
-from tools.analytics.toolkit import CHART, KPI_ANALYSIS, ROOT_CAUSE, SQL_EXECUTION, SQL_GENERATION
 
 
 def _call(name: str, **args: Any) -> dict[str, Any]:

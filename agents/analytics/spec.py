@@ -38,7 +38,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from agents.analytics.agent import (
+from agents.analytics.react import (
     MAX_QUESTION_CHARS,
     NAME,
     Agent,
@@ -56,15 +56,12 @@ from tools.analytics.chartstore import ChartStore
 from tools.analytics.context import AnalyticsContext
 from tools.analytics.outputs import ChartConfigOutput
 from tools.analytics.reference import CARRIERS, MAKES, PLANTS, REGIONS
+from tools.operations import EngineNotOpen
 
 log = logging.getLogger(__name__)
 
 #: The node of the `create_agent` graph whose tokens are the answer.
 MODEL_NODE = "model"
-NOT_OPEN = (
-    "The analytics database is not open in this process: the app opens it at start-up "
-    "(app/components/analytics.py)."
-)
 
 
 class AnalyticsRequest(BaseModel):
@@ -132,16 +129,17 @@ async def prepare_question(
             )
         return {"analytics_question": None, "agent_answers": {NAME: _refusal(text, "validation")}}
     try:
-        await services_of(runtime).aresource(AnalyticsContext)
-    except LookupError:
+        services_of(runtime).engine(AnalyticsContext)
+    except EngineNotOpen as exc:
+        text = str(exc)
         data = AnalyticsAnswer(
-            question=question, text=NOT_OPEN, method="none", unavailable=True
+            question=question, text=text, method="none", unavailable=True
         ).model_dump(mode="json")
-        answer = AgentAnswer(agent=NAME, answer=NOT_OPEN, method="none", data=data)
+        answer = AgentAnswer(agent=NAME, answer=text, method="none", data=data)
         return {
             "analytics_question": None,
             "agent_answers": {NAME: answer},
-            "errors": [f"analytics: {NOT_OPEN}"],
+            "errors": [f"analytics: {text}"],
         }
     return {"analytics_question": question}
 
@@ -178,7 +176,7 @@ def _history(messages: Sequence[AnyMessage]) -> list[BaseMessage]:
 async def _context(runtime: Runtime[RunContext], model: BaseChatModel | None) -> AnalyticsContext:
     """The run's AnalyticsContext: the process's pool and limits, the run's owner as user."""
     run = context_of(runtime)
-    base = await run.require_services().aresource(AnalyticsContext)
+    base = run.require_services().engine(AnalyticsContext)
     return replace(base, user_id=run.owner, sql_model=model)
 
 
@@ -233,8 +231,8 @@ async def _store_chart(
     if not chart:
         return
     try:
-        store = services.resource(ChartStore)
-    except LookupError:
+        store = services.engine(ChartStore)
+    except EngineNotOpen:
         return  # no chart store in this process (a bare graph in a test): no URLs
     try:
         saved = await store.save(owner, ChartConfigOutput.model_validate(chart))

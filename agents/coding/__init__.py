@@ -9,12 +9,14 @@ For the graph spine and the app layer (wiring, no other module needed):
 - `review_pasted(message, toolkit, test_data=...)`: chat without a model: says generation needs
   one, checks / runs / explains pasted code or tracebacks (pasted.py).
 - `routing.NAME / DESCRIPTION / KEYWORDS / EXAMPLES`: for the router's registration.
-- `coding_agent()`: the `AgentSpec` (subgraph.py): the subgraph the root graph runs (the loop
+- `coding_agent()`: the `AgentSpec` (spec.py): the subgraph the root graph runs (the loop
   with a model, the pasted-code review without), `CodingOptions` (`coding_max_iterations`)
   and `GenerateRequest`, the structured request (`agent_input`; requests.py).
-- `CodingState` (state.py), `CODING_SYSTEM` (prompts.py), `render_result` (render.py).
-The tools, sandbox and metrics live in `tools.coding` / `tools.sandbox`
-(`CodingToolkit.from_settings(settings, model=...)`; `toolkit.metrics.snapshot()`).
+- `CodingState` (state.py), `CODING_SYSTEM` (prompts.py), `render_result` (render.py);
+  tools.py: the loop's tools, the coding operations fed from the state.
+The engine (`CodingToolkit`: sandbox, limits, metrics) and the operations live in
+`tools.coding`; the app's coding component opens the toolkit, and the agent finds it with
+`engine(CodingToolkit)` when a turn runs.
 """
 
 from agents.coding.agent import build_coding_agent, build_coding_graph, recursion_limit_for
@@ -22,8 +24,8 @@ from agents.coding.pasted import PastedReview, review_pasted
 from agents.coding.render import render_result
 from agents.coding.requests import CodingOptions, GenerateRequest
 from agents.coding.run import coding_input, run_coding
+from agents.coding.spec import coding_agent
 from agents.coding.state import CodingState
-from agents.coding.subgraph import coding_agent
 
 __all__ = [
     "CodingOptions",

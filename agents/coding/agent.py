@@ -10,6 +10,7 @@ are logged and counted by the toolkit itself, so REST calls and agent calls shar
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from langchain.agents import create_agent
@@ -23,8 +24,10 @@ from agents.coding.middleware import CALLS_PER_ITERATION, CodingLoop, last_human
 from agents.coding.pasted import review_pasted
 from agents.coding.prompts import CODING_SYSTEM
 from agents.coding.state import CodingState
-from agents.coding.tools import agent_tools
+from agents.coding.tools import agent_tools, engines_of
+from tools.coding.metrics import CodingMetrics
 from tools.coding.toolkit import CodingToolkit
+from tools.operations import EngineNotOpen, Engines
 
 NAME = "coding"
 
@@ -36,9 +39,22 @@ def recursion_limit_for(max_iterations: int) -> int:
     return model_calls * 4 + 10
 
 
+def _metrics_of(source: CodingToolkit | Engines) -> Callable[[], CodingMetrics | None]:
+    """The toolkit's metrics when a run ends (none while the coding engine is not open)."""
+    engines = engines_of(source)
+
+    def metrics() -> CodingMetrics | None:
+        try:
+            return engines.engine(CodingToolkit).metrics
+        except EngineNotOpen:
+            return None
+
+    return metrics
+
+
 def build_coding_agent(
     model: BaseChatModel,
-    toolkit: CodingToolkit,
+    toolkit: CodingToolkit | Engines,
     *,
     default_max_iterations: int,
     checkpointer: Checkpointer = None,
@@ -49,13 +65,14 @@ def build_coding_agent(
     Input: `messages` plus, optionally, `execution_spec`, `test_data`, `max_iterations`
     (without a spec, the last user message is the request; pasted code becomes the current
     code). Output: the state, whose six result fields hold the best code of the run.
+    `toolkit`: the toolkit, or the engines its tools find it in when they run.
     """
     return create_agent(
         model,
         tools=agent_tools(toolkit),
         system_prompt=CODING_SYSTEM,
         middleware=[
-            CodingLoop(default_max_iterations=default_max_iterations, metrics=toolkit.metrics)
+            CodingLoop(default_max_iterations=default_max_iterations, metrics=_metrics_of(toolkit))
         ],
         state_schema=CodingState,
         checkpointer=checkpointer,

@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware, hook_config
@@ -49,10 +50,20 @@ class CodingLoop(AgentMiddleware[CodingState, Any]):
 
     state_schema = CodingState
 
-    def __init__(self, *, default_max_iterations: int, metrics: CodingMetrics | None = None):
+    def __init__(
+        self,
+        *,
+        default_max_iterations: int,
+        metrics: CodingMetrics | Callable[[], CodingMetrics | None] | None = None,
+    ):
         super().__init__()
         self.default_max_iterations = default_max_iterations
-        self.metrics = metrics
+        # a callable finds the process's toolkit's metrics when a run ends (it may open later)
+        self._metrics = metrics
+
+    @property
+    def metrics(self) -> CodingMetrics | None:
+        return self._metrics() if callable(self._metrics) else self._metrics
 
     # --- start -------------------------------------------------------------------------------
     def before_agent(self, state: CodingState, runtime: Runtime[Any]) -> dict[str, Any] | None:
@@ -125,8 +136,9 @@ class CodingLoop(AgentMiddleware[CodingState, Any]):
     def after_agent(self, state: CodingState, runtime: Runtime[Any]) -> dict[str, Any] | None:
         result = result_of(state)
         bound = clamp_iterations(state.get("max_iterations"), self.default_max_iterations)
-        if self.metrics is not None:
-            self.metrics.record_run(
+        metrics = self.metrics
+        if metrics is not None:
+            metrics.record_run(
                 valid=result.is_code_valid,
                 iterations=result.iteration_count,
                 bound_reached=result.iteration_count >= bound and not result.is_code_valid,

@@ -1,10 +1,13 @@
-"""The coding agent's tools: the toolkit's four tools, bound to the agent's state.
+"""The coding agent's tools: the coding operations, fed from and recorded in the agent's state.
 
-In the agent the model passes only what it decides (issues to fix, a spec from chat): the
-spec, the current code and the test data come from the state (`ToolRuntime`), so the model
-never copies data or code into arguments, and code changes only through `generate_code` —
-the one counted, bounded step. Each tool answers with a `Command` that records its findings
-in the state and a `ToolMessage` (JSON) for the model.
+The four tools are the operations of `tools/coding/operations.py` (same names but `test_code`
+for `run_code`, same descriptions), with agent glue that `Operation.as_tool` cannot give: the
+model passes only what it decides (issues to fix, a spec from chat); the spec, the current code
+and the test data come from the state (`ToolRuntime`), so the model never copies data or code
+into arguments, and code changes only through `generate_code` — the one counted, bounded step.
+Each tool answers with a `Command` that records its findings in the state and a `ToolMessage`
+(JSON) for the model. The toolkit is found when a tool runs (`Engines.engine`): a coding engine
+that is not open is an error message to the model, like any refused operation.
 """
 
 from __future__ import annotations
@@ -20,6 +23,10 @@ from pydantic import Field, ValidationError
 
 from agents.coding.state import Attempt, code_key
 from tools.coding.execute import data_summary
+from tools.coding.operations import analyze_error as analyze_error_op
+from tools.coding.operations import check_code as check_code_op
+from tools.coding.operations import generate_code as generate_code_op
+from tools.coding.operations import run_code as run_code_op
 from tools.coding.schemas import (
     AnalyzeErrorInput,
     CheckCodeInput,
@@ -28,8 +35,16 @@ from tools.coding.schemas import (
     TestCodeInput,
     TestCodeOutput,
 )
-from tools.coding.toolkit import DESCRIPTIONS, CodingToolkit
-from tools.sandbox import SandboxUnavailable
+from tools.coding.toolkit import CodingToolkit
+from tools.operations import (
+    EngineNotOpen,
+    Engines,
+    OpenEngines,
+    Operation,
+    OperationContext,
+    OperationError,
+)
+from tools.sandbox import SandboxOwnerBusy
 
 MAX_MESSAGE_CHARS = 6000
 #: The runtime the tools get. Parameterised so that its `context` may be any run context: bare
@@ -55,6 +70,26 @@ def _reply(
     return Command(update={**(update or {}), "messages": [message]})
 
 
+def engines_of(source: CodingToolkit | Engines) -> Engines:
+    """Where the tools find the toolkit: the given one, or the process's engines."""
+    return OpenEngines(source) if isinstance(source, CodingToolkit) else source
+
+
+def _described(op: Operation[Any, Any], note: str = "") -> str:
+    return " ".join(op.description.split()) + note
+
+
+def _caller(runtime: AnyToolRuntime, engines: Engines) -> OperationContext:
+    """The tool call's caller: the run's owner (its sandbox share), the engines."""
+    owner = getattr(runtime.context, "owner", None)
+    return OperationContext(owner=owner if isinstance(owner, str) else "", engines=engines)
+
+
+def _cause(exc: OperationError) -> BaseException:
+    """What the model is told of a refusal: the engine's own error, as before operations."""
+    return exc.__cause__ or exc
+
+
 def runtime_error_text(output: TestCodeOutput) -> str | None:
     """The state's `runtime_error` of a failed run: type, message, traceback."""
     if output.success:
@@ -65,10 +100,12 @@ def runtime_error_text(output: TestCodeOutput) -> str | None:
     return text
 
 
-def agent_tools(toolkit: CodingToolkit) -> list[BaseTool]:
-    """The four tools for the coding agent (see the module docstring)."""
+def agent_tools(source: CodingToolkit | Engines) -> list[BaseTool]:
+    """The four tools for the coding agent (see the module docstring); `source` is the toolkit
+    or the engines it is found in when a tool runs."""
+    engines = engines_of(source)
 
-    @tool("generate_code", description=DESCRIPTIONS["generate_code"])
+    @tool("generate_code", description=_described(generate_code_op))
     async def generate_code(
         runtime: AnyToolRuntime,
         issues_to_fix: Annotated[
@@ -112,6 +149,13 @@ def agent_tools(toolkit: CodingToolkit) -> list[BaseTool]:
             )
         previous = state.get("generated_code") or None
         issues = list(issues_to_fix) or _known_issues(state)
+        try:
+            toolkit = engines.engine(CodingToolkit)
+        except EngineNotOpen as exc:
+            return _reply(
+                runtime, "generate_code", {"success": False, "message": str(exc)}, status="error"
+            )
+        # the operation's input has no data summary: the agent's prompt gets one from the state
         summary = data_summary(state.get("test_data"), toolkit.limits)
         output = await toolkit.generate(
             GenerateCodeInput(execution_spec=spec, previous_code=previous, issues_to_fix=issues),
@@ -142,7 +186,7 @@ def agent_tools(toolkit: CodingToolkit) -> list[BaseTool]:
             status="success" if output.success else "error",
         )
 
-    @tool("check_code", description=DESCRIPTIONS["check_code"] + " Works on the current code.")
+    @tool("check_code", description=_described(check_code_op, " Works on the current code."))
     async def check_code(runtime: AnyToolRuntime) -> Command[Any]:
         state = runtime.state
         code, name = _current(state)
@@ -151,9 +195,11 @@ def agent_tools(toolkit: CodingToolkit) -> list[BaseTool]:
                 runtime, "check_code", {"error": "no code yet: call generate_code"}, status="error"
             )
         try:
-            output = await toolkit.check(CheckCodeInput(code=code, function_name=name))
-        except ValueError as exc:
-            return _reply(runtime, "check_code", {"error": str(exc)}, status="error")
+            output = await check_code_op(
+                _caller(runtime, engines), CheckCodeInput(code=code, function_name=name)
+            )
+        except OperationError as exc:
+            return _reply(runtime, "check_code", {"error": str(_cause(exc))}, status="error")
         rendered = [issue.render() for issue in output.issues]
         errors = sum(issue.severity == "error" for issue in output.issues)
         attempt = Attempt(
@@ -166,7 +212,7 @@ def agent_tools(toolkit: CodingToolkit) -> list[BaseTool]:
             {"code_issues": rendered, "attempts": {code_key(code): attempt}},
         )
 
-    @tool("test_code", description=DESCRIPTIONS["test_code"] + " Works on the current code.")
+    @tool("test_code", description=_described(run_code_op, " Works on the current code."))
     async def test_code(runtime: AnyToolRuntime) -> Command[Any]:
         state = runtime.state
         code, name = _current(state)
@@ -182,11 +228,19 @@ def agent_tools(toolkit: CodingToolkit) -> list[BaseTool]:
                 {"skipped": "no test data was given; check_code alone decides"},
             )
         try:
-            output = await toolkit.test(
-                TestCodeInput(code=code, function_name=name, test_data=data)
+            output = await run_code_op(
+                _caller(runtime, engines),
+                TestCodeInput(code=code, function_name=name, test_data=data),
             )
-        except (ValueError, ValidationError, SandboxUnavailable) as exc:
+        except ValidationError as exc:
             output = TestCodeOutput(success=False, error=str(exc), error_type=type(exc).__name__)
+        except OperationError as exc:
+            cause = _cause(exc)
+            if isinstance(cause, SandboxOwnerBusy):
+                raise cause from None  # the run's owner is over its share: not the code's error
+            output = TestCodeOutput(
+                success=False, error=str(cause), error_type=type(cause).__name__
+            )
         error = runtime_error_text(output)
         attempt = Attempt(
             code=code,
@@ -209,7 +263,7 @@ def agent_tools(toolkit: CodingToolkit) -> list[BaseTool]:
             },
         )
 
-    @tool("analyze_error", description=DESCRIPTIONS["analyze_error"] + " Uses the current error.")
+    @tool("analyze_error", description=_described(analyze_error_op, " Uses the current error."))
     async def analyze_error(runtime: AnyToolRuntime) -> Command[Any]:
         state = runtime.state
         error = state.get("runtime_error")
@@ -220,9 +274,13 @@ def agent_tools(toolkit: CodingToolkit) -> list[BaseTool]:
                 {"error": "the current code has no runtime error to analyse"},
                 status="error",
             )
-        output = await toolkit.analyze(
-            AnalyzeErrorInput(code=state.get("generated_code") or "", error=error[-20_000:])
-        )
+        try:
+            output = await analyze_error_op(
+                _caller(runtime, engines),
+                AnalyzeErrorInput(code=state.get("generated_code") or "", error=error[-20_000:]),
+            )
+        except OperationError as exc:
+            return _reply(runtime, "analyze_error", {"error": str(exc)}, status="error")
         return _reply(runtime, "analyze_error", output.model_dump(mode="json"))
 
     return [generate_code, check_code, test_code, analyze_error]

@@ -106,9 +106,13 @@ class AgentServices:
         with self._lock:
             found = self._resources.get(kind)
         if found is None:
+            # an engine may name its component and fix itself (a class attribute)
+            message = getattr(kind, "NOT_OPEN", None)
             raise EngineNotOpen(
-                f"the {kind.__name__} is not open in this process: its component did not start "
-                "(see /health and the start-up log for the setting to fix)"
+                message
+                if isinstance(message, str)
+                else f"the {kind.__name__} is not open in this process: its component did not "
+                "start (see /health and the start-up log for the setting to fix)"
             )
         return found
 

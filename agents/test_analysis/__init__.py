@@ -2,7 +2,7 @@
 quality gate. The analysis itself (parsing, rules, synthesis) is the engine in
 ``tools.test_smells``; this package holds the agent's graph:
 
-    agent.py       registration, the seven stage nodes and their quality gates, the fan-out
+    spec.py        registration, the seven stage nodes and their quality gates, the fan-out
     state.py       the agent's working state (plain data) and its reducers
     planning.py    plan_analysis: mode, files, LLM batches, estimates
     stages.py      parse_files, check_rules, synthesize_findings, enhance_findings

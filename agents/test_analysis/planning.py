@@ -32,16 +32,15 @@ from agents.test_analysis.state import (
     Estimate,
     PlannedFile,
 )
-from agents.test_analysis.work import filework_for
 from config import Settings
 from tools.test_smells.batches import LLMBatch, batch_tests_for_llm, estimate_tokens
+from tools.test_smells.filework import FileWork, base_config
 from tools.test_smells.parsing import ParsedFile, count_lines
 from tools.test_smells.schemas import AnalysisConfig
 from tools.test_smells.validation import AnalysisInputError, LimitExceededError, content_size
 
 __all__ = [
     "AnalysisModeError",
-    "base_config",
     "effective_config",
     "plan_analysis",
     "resolve_mode",
@@ -67,18 +66,6 @@ def uses_rules(mode: str) -> bool:
 def uses_llm(mode: str) -> bool:
     """Whether ``mode`` runs the LLM review."""
     return mode != "rules-only"
-
-
-def base_config(settings: Settings) -> AnalysisConfig:
-    """The rule and review settings of this deployment (requests override single fields)."""
-    return AnalysisConfig(
-        verbose_test_max_statements=settings.analysis_verbose_test_max_statements,
-        obscure_setup_max_locals=settings.analysis_obscure_setup_max_locals,
-        lack_of_cohesion_threshold=settings.analysis_lack_of_cohesion_threshold,
-        max_findings=settings.analysis_max_findings,
-        llm_batch_size=settings.analysis_llm_batch_size,
-        llm_min_confidence=settings.analysis_llm_min_confidence,
-    )
 
 
 def effective_config(settings: Settings, overrides: Mapping[str, Any] | None) -> AnalysisConfig:
@@ -180,7 +167,7 @@ def plan_analysis(state: AnalysisState, runtime: Runtime[RunContext]) -> dict[st
     started = time.time()
     services = services_of(runtime)
     settings = services.settings
-    filework = filework_for(services)
+    filework = services.engine(FileWork)
     options = context_of(runtime).options(AnalysisOptions)
     request = current_request(state, options, settings)
     source = request.get("source", "api")

@@ -16,9 +16,9 @@ from langgraph.runtime import Runtime
 from agents.contract.context import RunContext, services_of
 from agents.test_analysis.planning import uses_rules
 from agents.test_analysis.state import AnalysisState, FindingData, SourceEntry
-from agents.test_analysis.work import filework_for
 from tools.test_smells.catalogue import ENCODING_ERROR, SYNTAX_ERROR
 from tools.test_smells.enhance import enhance
+from tools.test_smells.filework import FileWork
 from tools.test_smells.pipeline import encoding_error_finding
 from tools.test_smells.schemas import AnalysisConfig, FileReport, Finding, Source
 from tools.test_smells.synthesis import synthesize
@@ -54,7 +54,7 @@ def _dump(findings: Iterable[Finding]) -> list[FindingData]:
 
 def parse_files(state: AnalysisState, runtime: Runtime[RunContext]) -> dict[str, Any]:
     """Parse every file (cached) and report per file: status, lines, tests found."""
-    filework = filework_for(services_of(runtime))
+    filework = services_of(runtime).engine(FileWork)
     plan = state.get("analysis_plan") or {}
     config = config_of(state)
     rules = config if uses_rules(plan.get("mode", "hybrid")) else None
@@ -83,7 +83,7 @@ def parse_files(state: AnalysisState, runtime: Runtime[RunContext]) -> dict[str,
 
 def check_rules(state: AnalysisState, runtime: Runtime[RunContext]) -> dict[str, Any]:
     """Run every rule of the catalogue over every file (memoised per file and config)."""
-    filework = filework_for(services_of(runtime))
+    filework = services_of(runtime).engine(FileWork)
     config = config_of(state)
     found: list[Finding] = []
     # Backwards: parse_files walks forwards, so on a cold cache each parses half.
@@ -125,7 +125,7 @@ def synthesize_findings(state: AnalysisState) -> dict[str, Any]:
 
 def enhance_findings(state: AnalysisState, runtime: Runtime[RunContext]) -> dict[str, Any]:
     """Give every finding a concrete fix, a short example and a clamped confidence."""
-    filework = filework_for(services_of(runtime))
+    filework = services_of(runtime).engine(FileWork)
     config = config_of(state)
     findings = findings_of(state.get("analysis_findings") or [])
     # Rule findings carry their template context; LLM findings need the source around

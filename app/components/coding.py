@@ -1,9 +1,10 @@
 """The coding component: ONE sandbox and ONE coding toolkit per process, for the agent and REST.
 
 The sandbox's concurrency gate (SANDBOX_MAX_CONCURRENCY) bounds the executions of the whole
-process only if everything shares it, so the coding agent's tools and the `/code/*` endpoints
-use the toolkit provided here (`services.agents.resource(CodingToolkit)`). Its model is the
-process's chat model (None without one: checking and running code still work).
+process only if everything shares it, so the coding operations (`tools/coding/operations.py`:
+the agent's tools and the `/code/*` endpoints) use the toolkit provided here
+(`engine(CodingToolkit)`; without it they answer EngineNotOpen). Its model is the process's
+chat model (None without one: checking and running code still work).
 
 `/health` shows the sandbox as a dependency that is not required: a missing or broken bubblewrap
 refuses code execution (503 on `/code/execute`, naming the fix) but the rest of the API is

@@ -108,11 +108,8 @@ async def query(body: AnalyticsRequest, services: ServicesDep, who: CallerDep) -
 
 
 async def _chart(services: Services, owner: str, chart_id: str, kind: ChartFormat) -> Response:
-    try:
-        store = services.agents.resource(ChartStore)
-    except LookupError:
-        store = None
-    image = await store.image(owner, chart_id, kind) if store is not None else None
+    store = services.agents.engine(ChartStore)  # EngineNotOpen: 503, the one rule
+    image = await store.image(owner, chart_id, kind)
     if image is None:
         raise HTTPException(
             status.HTTP_404_NOT_FOUND,

@@ -6,10 +6,11 @@
   checkpointer (nothing is stored). It needs a chat model: without one it answers 503 naming the
   fix (the request is valid, the server cannot serve it as configured), and with test data it
   needs the sandbox (503 when code execution is refused here).
-- `/code/check` (static, no execution) and `/code/execute` (in the sandbox) call the process's
-  coding toolkit directly, with no model. `/code/execute` answers 503 when the sandbox cannot
-  run here (e.g. bubblewrap missing); a failure of the code itself is a 200 with
-  `success: false`.
+- `/code/check` (static, no execution) and `/code/execute` (in the sandbox) call the coding
+  operations `check_code` and `run_code` (`tools/coding/operations.py`), with no model; their
+  refusals are answered by the app's handler. `/code/execute` answers 503 when the sandbox
+  cannot run here (e.g. bubblewrap missing); a failure of the code itself is a 200 with
+  `success: false`. A coding engine that is not open is 503 (the one missing-engine rule).
 Limits: the body (MAX_REQUEST_BYTES), the code (CODING_MAX_CODE_CHARS), the test data
 (CODING_MAX_TEST_ROWS, CODING_MAX_TEST_COLUMNS) and `max_iterations` (1..20) are checked before
 anything runs (422 naming the limit). Nothing is stored, so there is nothing to scope to an
@@ -30,7 +31,6 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agents.coding import GenerateRequest
 from agents.coding.routing import NAME
-from agents.coding.subgraph import toolkit_of
 from app.bodies import StrictJSONRoute
 from app.errors import (
     COMMON_ERRORS,
@@ -39,8 +39,9 @@ from app.errors import (
     error_response,
     error_responses,
 )
+from app.operations import OperationContextDep
 from app.security import CallerDep
-from app.services import Services, ServicesDep
+from app.services import ServicesDep
 from tools.coding import (
     CheckCodeInput,
     CheckCodeOutput,
@@ -50,9 +51,9 @@ from tools.coding import (
     TestCodeOutput,
     TestData,
 )
-from tools.coding.execute import check_code_size, to_frame
+from tools.coding.execute import to_frame
+from tools.coding.operations import check_code, run_code
 from tools.coding.schemas import IDENTIFIER, MAX_CODE_CHARS
-from tools.sandbox import SandboxOwnerBusy, SandboxUnavailable
 
 router = APIRouter(tags=["coding"], route_class=StrictJSONRoute, responses=COMMON_ERRORS)
 
@@ -93,16 +94,12 @@ def _unavailable(dependency: str, message: str) -> JSONResponse:
     return error_response(status.HTTP_503_SERVICE_UNAVAILABLE, message, dependency=dependency)
 
 
-def _sandbox_refused(exc: SandboxUnavailable | str) -> JSONResponse:
-    return _unavailable("sandbox", f"{exc}. GET /health shows the sandbox's state.")
+def _sandbox_refused(error: str) -> JSONResponse:
+    return _unavailable("sandbox", f"{error}. GET /health shows the sandbox's state.")
 
 
 def _invalid(exc: ValueError) -> HTTPException:
     return HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, f"Invalid request: {exc}")
-
-
-def _toolkit(services: Services) -> CodingToolkit:
-    return toolkit_of(services.agents)
 
 
 @router.post(
@@ -124,7 +121,7 @@ async def generate(body: GenerateRequest, services: ServicesDep, who: CallerDep)
 
     Always answers the six fields; at the bound, the best code so far with its issues.
     """
-    toolkit = _toolkit(services)
+    toolkit = services.agents.engine(CodingToolkit)
     if toolkit.model is None:
         return _unavailable("llm", NO_MODEL)
     if body.test_data is not None:
@@ -163,17 +160,13 @@ async def generate(body: GenerateRequest, services: ServicesDep, who: CallerDep)
 
 
 @router.post("/code/check", response_model=CheckCodeOutput, responses=error_responses(413))
-async def check(body: CheckRequest, services: ServicesDep, who: CallerDep) -> Any:
+async def check(body: CheckRequest, ctx: OperationContextDep) -> Any:
     """Check code without running it: syntax, the function exists, returns a value, handles
     errors, has type hints, imports only what the sandbox allows, and ruff's findings.
 
     Needs no chat model and no sandbox.
     """
-    toolkit = _toolkit(services)
-    try:
-        return await toolkit.check(CheckCodeInput(code=body.code, function_name=body.function_name))
-    except ValueError as exc:
-        raise _invalid(exc) from None
+    return await check_code(ctx, CheckCodeInput(code=body.code, function_name=body.function_name))
 
 
 @router.post(
@@ -188,23 +181,14 @@ async def check(body: CheckRequest, services: ServicesDep, who: CallerDep) -> An
         },
     },
 )
-async def execute(body: ExecuteRequest, services: ServicesDep, who: CallerDep) -> Any:
+async def execute(body: ExecuteRequest, ctx: OperationContextDep) -> Any:
     """Run the function in the sandbox (no network, no project files, no secrets; CPU, memory,
     processes, output and wall-clock limits) on the test data, and return its JSON-safe result
     or its error. A failure of the code (exception, limit, timeout) is `success: false`.
 
     Needs no chat model.
     """
-    toolkit = _toolkit(services)
-    try:
-        check_code_size(body.code, toolkit.limits)
-        request = TestCodeInput(
-            code=body.code, function_name=body.function_name, test_data=body.test_data
-        )
-        return await toolkit.test(request, owner=who.owner)
-    except SandboxOwnerBusy as exc:
-        return error_response(status.HTTP_429_TOO_MANY_REQUESTS, f"{exc}.")
-    except SandboxUnavailable as exc:
-        return _sandbox_refused(exc)
-    except ValueError as exc:
-        raise _invalid(exc) from None
+    request = TestCodeInput(
+        code=body.code, function_name=body.function_name, test_data=body.test_data
+    )
+    return await run_code(ctx, request)

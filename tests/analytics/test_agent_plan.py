@@ -11,7 +11,7 @@ import psycopg
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 
-from agents.analytics.agent import (
+from agents.analytics.react import (
     AnalyticsAnswer,
     AnalyticsState,
     answer_question,

@@ -11,7 +11,7 @@ import pytest
 from langchain_openai import ChatOpenAI
 from pydantic import SecretStr
 
-from agents.analytics.agent import answer_question, build_analytics_agent
+from agents.analytics.react import answer_question, build_analytics_agent
 from tests.analytics.questions import TODAY
 from tests.support.stub_openai import StubOpenAI, StubReply
 from tools.analytics.context import AnalyticsContext

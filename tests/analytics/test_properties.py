@@ -20,13 +20,14 @@ from langchain_core.tools import BaseTool, StructuredTool
 from psycopg_pool import PoolTimeout
 from pydantic import BaseModel, ValidationError
 
-from agents.analytics.agent import answer_question, build_analytics_agent
 from agents.analytics.middleware import MAX_ERROR_CHARS, format_tool_error
+from agents.analytics.react import answer_question, build_analytics_agent
+from agents.analytics.tools import ANALYTICS_TOOLS
 from tests.support.scripted import ScriptedChatModel
 from tools.analytics.context import AnalyticsContext
 from tools.analytics.frame import DataError
 from tools.analytics.guard import SQLRefused
-from tools.analytics.toolkit import ANALYTICS_TOOLS, RootCauseInput
+from tools.analytics.operations import ExplainChangeInput
 
 Ctx = Callable[..., AnalyticsContext]
 SLOW = settings(
@@ -97,7 +98,7 @@ def _errors() -> st.SearchStrategy[BaseException]:
     def build(kind: int, text: str) -> BaseException:
         if kind == 10:
             try:
-                RootCauseInput.model_validate({"metric": "", "period": text})
+                ExplainChangeInput.model_validate({"metric": "", "period": text})
             except ValidationError as exc:
                 return exc
             raise AssertionError("an empty metric must not validate")

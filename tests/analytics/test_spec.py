@@ -10,8 +10,8 @@ from typing import Any
 import redis.asyncio as aredis
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
-from agents.analytics.agent import MAX_QUESTION_CHARS
-from agents.analytics.spec import NOT_OPEN, analytics_agent
+from agents.analytics.react import MAX_QUESTION_CHARS
+from agents.analytics.spec import analytics_agent
 from agents.contract.state import AgentInput, AgentOutput
 from config import Settings
 from graph.workflow import build_registry
@@ -126,5 +126,6 @@ async def test_without_the_engine_the_turn_says_so(make_settings: Callable[..., 
     graph = bound_graph(agent_services(make_settings()))
     state = await graph.ainvoke(turn("Units sold by region in 2025"))
     answer = state["agent_answers"]["analytics"]
-    assert answer["answer"] == NOT_OPEN and answer["data"]["unavailable"]
-    assert state["errors"] == [f"analytics: {NOT_OPEN}"]
+    not_open = AnalyticsContext.NOT_OPEN  # the EngineNotOpen message of the missing engine
+    assert answer["answer"] == not_open and answer["data"]["unavailable"]
+    assert state["errors"] == [f"analytics: {not_open}"]

@@ -1,9 +1,8 @@
-"""Each coding tool alone: check_code, generate_code, test_code (real sandbox), analyze_error;
-and the toolkit's LangChain tools."""
+"""Each coding tool alone: check_code, generate_code, test_code (real sandbox), analyze_error
+(the operations over them, served as tools, are in test_operations.py)."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pandas as pd
@@ -11,12 +10,10 @@ import pytest
 
 from tests.support.scripted import ScriptedChatModel
 from tools.coding import (
-    AnalyzeErrorInput,
     CheckCodeInput,
     CodingMetrics,
     CodingToolkit,
     ExecutionSpec,
-    GenerateCodeInput,
     TestCodeInput,
 )
 from tools.coding.diagnose import analyze_error, analyze_with_rules
@@ -196,16 +193,6 @@ def test_missing_bwrap_refuses_with_the_fix() -> None:
     assert box.stats.snapshot()["by_status"] == {"refused": 1}
 
 
-async def test_test_code_tool_reports_a_refused_sandbox() -> None:
-    box = Sandbox(SandboxLimits(bwrap_path="/nonexistent/bwrap"))
-    tools = {t.name: t for t in CodingToolkit(sandbox=box).tools()}
-    output = await tools["test_code"].ainvoke(
-        {"code": "def f():\n    return 1\n", "function_name": "f"}
-    )
-    assert output["success"] is False and output["error_type"] == "SandboxUnavailable"
-    assert "bubblewrap" in output["error"]
-
-
 # --- analyze_error -------------------------------------------------------------------------------
 LOC_TRACEBACK = """Traceback (most recent call last):
   File "user_code.py", line 4, in first
@@ -252,32 +239,6 @@ async def test_analysis_with_a_model_and_its_fallback() -> None:
     failing = ScriptedChatModel(script=[RuntimeError("down")])
     fallback = await analyze_error("", LOC_TRACEBACK, model=failing)
     assert fallback.method == "rules" and ".iloc" in " ".join(fallback.suggestions)
-
-
-# --- the LangChain tools -----------------------------------------------------------------------
-async def test_toolkit_tools_have_the_schemas_and_answer(toolkit: CodingToolkit) -> None:
-    tools = {t.name: t for t in toolkit.tools()}
-    assert set(tools) == {"generate_code", "check_code", "test_code", "analyze_error"}
-    assert tools["generate_code"].args_schema is GenerateCodeInput
-    assert tools["analyze_error"].args_schema is AnalyzeErrorInput
-    checked = await tools["check_code"].ainvoke({"code": GOOD, "function_name": "total"})
-    assert checked == {"is_valid": True, "issues": []}
-    ran = await tools["test_code"].ainvoke(
-        {"code": GOOD, "function_name": "total", "test_data": [{"amount": 2}, {"amount": 3}]}
-    )
-    assert ran["success"] and ran["result"] == {"type": "float", "value": 5.0}
-    analysis = await tools["analyze_error"].ainvoke({"error": LOC_TRACEBACK})
-    assert analysis["error_type"] == "KeyError"
-    generated = await tools["generate_code"].ainvoke(
-        {"execution_spec": {"function_name": "total", "description": "sum"}}
-    )
-    assert generated["success"] is False and "needs a chat model" in generated["message"]
-    json.dumps([checked, ran, analysis, generated])
-    snapshot = toolkit.metrics.snapshot()["tools"]
-    assert {name: s["calls"] for name, s in snapshot.items()} == {
-        "analyze_error": 1, "check_code": 1, "generate_code": 1, "test_code": 1
-    }  # fmt: skip
-    assert snapshot["generate_code"]["failed"] == 1
 
 
 def test_pasted_code_extraction() -> None:

@@ -14,7 +14,7 @@ import pytest
 from langchain_core.embeddings import Embeddings
 from langchain_core.messages import HumanMessage
 
-from agents.chat.agent import chat_agent
+from agents.chat.spec import chat_agent
 from agents.contract.context import AgentServices
 from agents.contract.spec import AgentSpec
 from config import Settings

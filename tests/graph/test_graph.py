@@ -8,7 +8,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
 
-from agents.chat.agent import chat_agent, offline_answer
+from agents.chat.spec import chat_agent, offline_answer
 from agents.contract.spec import AgentCard
 from tests.graph.conftest import answering_agent
 from tests.support.graphs import BoundGraph

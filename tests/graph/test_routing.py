@@ -9,7 +9,7 @@ from langchain_core.embeddings import Embeddings
 from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
-from agents.chat.agent import chat_agent
+from agents.chat.spec import chat_agent
 from graph.registry import AgentRegistry
 from graph.routing import Router, RoutingDecision
 from graph.workflow import build_registry

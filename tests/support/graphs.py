@@ -19,6 +19,7 @@ from agents.contract.spec import AgentSpec
 from config import Settings
 from graph.workflow import SwitchyardGraph, build_registry, compile_graph
 from tests.support.scripted import FixedFactory
+from tools.test_smells.filework import FileWork
 
 
 def agent_services(
@@ -28,12 +29,15 @@ def agent_services(
     embeddings: Embeddings | None = None,
     resources: Sequence[object] = (),
 ) -> AgentServices:
-    """Agent services answering with ``model`` (None: no model) and ``embeddings``."""
+    """Agent services answering with ``model`` (None: no model) and ``embeddings``, with the
+    test-smell engine open and ``resources`` provided."""
     services = AgentServices(
         settings,
         FixedFactory(model),
         embeddings_factory=(lambda: embeddings) if embeddings is not None else None,
     )
+    # the engines the app's components open that need no server (the test-smell engine)
+    services.provide(FileWork.from_settings(settings))
     for resource in resources:
         services.provide(resource)
     return services

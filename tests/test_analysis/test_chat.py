@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from fastapi.testclient import TestClient
 
-from agents.test_analysis.agent import analysis_agent
 from agents.test_analysis.chat_input import extract_test_files
+from agents.test_analysis.spec import analysis_agent
 from graph.routing import Router
 from graph.workflow import build_registry
 

@@ -1,4 +1,4 @@
-"""Analytics engine and tools: business questions answered with guarded, read-only SQL.
+"""Analytics engine and operations: business questions answered with guarded, read-only SQL.
 
 Module map (each module's docstring has the details):
 
@@ -26,8 +26,9 @@ Module map (each module's docstring has the details):
 - `outputs`: the pydantic models everything returns.
 - `context`: `AnalyticsContext` (the agent's context schema: reader pool, user id, demo mode,
   SQL model, reference date, limits; `AnalyticsContext.from_settings`) and progress events.
-- `toolkit`: the LangChain tools (`ANALYTICS_TOOLS`): sql_generation_tool, sql_execution_tool,
-  kpi_analysis_tool, root_cause_analysis_tool, chart_configuration_tool.
+- `operations`: the capability's operations (`OPERATIONS`): `generate_sql`, `query_analytics`,
+  `list_kpis`, `compute_kpi`, `explain_change`, `make_chart` (the analytics agent's tools in
+  `agents/analytics/tools.py` call them).
 
 Wiring (app layer): at start-up `ensure_seeded(DATABASE_URL, reader_user=...,
 reader_password=...)` in a thread, then `pool = open_reader_pool(reader_conninfo(DATABASE_URL,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from datetime import date
-from typing import TYPE_CHECKING, Any, Literal, TypedDict
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypedDict
 
 from langchain_core.language_models import BaseChatModel
 from psycopg_pool import AsyncConnectionPool
@@ -43,6 +43,13 @@ class ProgressEvent(TypedDict, total=False):
 @dataclass(frozen=True)
 class AnalyticsContext:
     """Services and limits of an analytics run (the agent's `context_schema`)."""
+
+    #: What a caller is told while the analytics component has not opened one (the
+    #: EngineNotOpen message of `AgentServices.engine`).
+    NOT_OPEN: ClassVar[str] = (
+        "The analytics database is not open in this process: the app opens it at start-up "
+        "(app/components/analytics.py)."
+    )
 
     pool: AsyncConnectionPool
     user_id: str = "anonymous"

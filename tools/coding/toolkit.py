@@ -1,14 +1,10 @@
 """`CodingToolkit`: the four coding tools over their dependencies (model, sandbox, limits).
 
-Build it once per process (`CodingToolkit.from_settings(settings, model=..., sandbox=...)`)
-and use it three ways:
-- REST handlers await `check`, `test` and `generate`/`analyze` directly (typed in and out);
-  `ValueError` means the request broke a configured limit (422), `SandboxUnavailable` that code
-  execution is refused here (503);
-- agents bind `tools()`: LangChain `StructuredTool`s named `generate_code`, `check_code`,
-  `test_code`, `analyze_error` with the pydantic input schemas; they never raise for bad input
-  or a missing sandbox, they answer with the error in their output;
-- /metrics shows `metrics.snapshot()`.
+Built once per process by the coding component (`CodingToolkit.from_settings(settings,
+model=..., sandbox=...)`), it is the engine of the coding operations (`tools/coding/operations.py`:
+what REST routes, agents and MCP clients call): its typed entry points `check`, `test`,
+`generate` and `analyze` raise `ValueError` when a request breaks a configured limit and
+`SandboxUnavailable` when code execution is refused here; /metrics shows `metrics.snapshot()`.
 Every call is logged and counted (tool name, status, duration).
 """
 
@@ -18,10 +14,9 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.runtime import get_runtime
 from pydantic import BaseModel
 
@@ -41,21 +36,10 @@ from tools.coding.schemas import (
     TestCodeOutput,
 )
 from tools.coding.static_check import check_code
-from tools.sandbox import Sandbox, SandboxOwnerBusy, SandboxUnavailable
+from tools.sandbox import Sandbox
 from tools.sandbox.layout import allowed_import_names
 
 Out = TypeVar("Out", bound=BaseModel)
-
-DESCRIPTIONS = {
-    "generate_code": "Write (or rewrite) the Python function of an execution spec with the "
-    "model; give the previous code and the issues to fix when retrying.",
-    "check_code": "Check code without running it: syntax, the function exists, returns a "
-    "value, handles errors, type hints, sandbox imports, linter findings.",
-    "test_code": "Run the function in the sandbox on the test data (a DataFrame) and return "
-    "its serialised result or its error.",
-    "analyze_error": "Explain a runtime error of the code (traceback, failing expression, known "
-    "pandas pitfalls) and suggest fixes.",
-}
 
 
 def _run_owner() -> str | None:
@@ -158,53 +142,3 @@ class CodingToolkit:
         """Analyse a runtime error (model when configured, else the traceback rules)."""
         call = analyze_error(request.code, request.error, request.error_type, model=self.model)
         return await self._measured("analyze_error", call, lambda out: True)
-
-    # --- LangChain tools -----------------------------------------------------------------------
-    def tools(self) -> list[BaseTool]:
-        """The four tools, for an agent to bind; errors come back in their outputs."""
-
-        async def generate_tool(**kwargs: Any) -> dict[str, Any]:
-            output = await self.generate(GenerateCodeInput.model_validate(kwargs))
-            return output.model_dump(mode="json")
-
-        async def check_tool(**kwargs: Any) -> dict[str, Any]:
-            request = CheckCodeInput.model_validate(kwargs)
-            try:
-                output = await self.check(request)
-            except ValueError as exc:
-                return {
-                    "is_valid": False,
-                    "issues": [
-                        {"severity": "error", "code": "size", "message": str(exc), "line": None}
-                    ],
-                }
-            return output.model_dump(mode="json")
-
-        async def test_tool(**kwargs: Any) -> dict[str, Any]:
-            try:
-                output = await self.test(TestCodeInput.model_validate(kwargs))
-            except (ValueError, SandboxUnavailable, SandboxOwnerBusy) as exc:
-                output = TestCodeOutput(
-                    success=False, error=str(exc), error_type=type(exc).__name__
-                )
-            return output.model_dump(mode="json")
-
-        async def analyze_tool(**kwargs: Any) -> dict[str, Any]:
-            output = await self.analyze(AnalyzeErrorInput.model_validate(kwargs))
-            return output.model_dump(mode="json")
-
-        specs: list[tuple[str, Callable[..., Awaitable[dict[str, Any]]], type[BaseModel]]] = [
-            ("generate_code", generate_tool, GenerateCodeInput),
-            ("check_code", check_tool, CheckCodeInput),
-            ("test_code", test_tool, TestCodeInput),
-            ("analyze_error", analyze_tool, AnalyzeErrorInput),
-        ]
-        return [
-            StructuredTool.from_function(
-                coroutine=function,
-                name=name,
-                description=DESCRIPTIONS[name],
-                args_schema=schema,
-            )
-            for name, function, schema in specs
-        ]

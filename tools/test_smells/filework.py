@@ -12,20 +12,30 @@ is *single-flight*: a lock striped by path makes the second caller wait for the 
 then hit. ``parse_files`` walks the files forward and ``check_rules`` backward, so on a cold
 cache they meet in the middle and each parses about half, instead of queueing behind each
 other.
+
+:class:`FileWork` is the test-analysis capability's engine: the test-analysis component
+(``app/components/test_analysis.py``) opens one per process (:meth:`FileWork.from_settings`:
+the parse cache, the request limits and this deployment's rule settings), and the agent's
+stages and the ``analyze_tests`` operation find it with ``engine(FileWork)``.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from tools.test_smells.cache import ParseCache, cache_key
 from tools.test_smells.gcpause import gc_paused
 from tools.test_smells.parsing import ParsedFile, parse_file
 from tools.test_smells.rules import check_file
 from tools.test_smells.schemas import AnalysisConfig, Finding
+from tools.test_smells.validation import DEFAULT_MAX_FILES, DEFAULT_MAX_TOTAL_BYTES
 
-__all__ = ["FileWork"]
+if TYPE_CHECKING:
+    from config import Settings
+
+__all__ = ["FileWork", "base_config"]
 
 _STRIPES = 64
 
@@ -33,9 +43,34 @@ _STRIPES = 64
 class FileWork:
     """Single-flight parsing and rule checking over one :class:`ParseCache`."""
 
-    def __init__(self, cache: ParseCache) -> None:
+    def __init__(
+        self,
+        cache: ParseCache,
+        *,
+        max_files: int = DEFAULT_MAX_FILES,
+        max_total_bytes: int = DEFAULT_MAX_TOTAL_BYTES,
+        config: AnalysisConfig | None = None,
+    ) -> None:
         self.cache = cache
+        #: The request limits (MAX_FILES, MAX_REQUEST_BYTES).
+        self.max_files = max_files
+        self.max_total_bytes = max_total_bytes
+        #: This deployment's rule settings (a request overrides single fields).
+        self.config = config or AnalysisConfig()
         self._locks = [threading.Lock() for _ in range(_STRIPES)]
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> FileWork:
+        """The process's engine as configured: cache size and TTL, limits, rule settings."""
+        cache = ParseCache(
+            settings.analysis_parse_cache_size, settings.analysis_parse_cache_ttl_seconds
+        )
+        return cls(
+            cache,
+            max_files=settings.max_files,
+            max_total_bytes=settings.max_request_bytes,
+            config=base_config(settings),
+        )
 
     def is_cached(self, path: str, text: str, patterns: Sequence[str]) -> bool:
         """Whether ``path`` with this ``text`` is in the cache (a peek: not counted)."""
@@ -65,3 +100,15 @@ class FileWork:
     ) -> list[Finding]:
         """Rule findings of one file (shared, frozen objects: copy before changing)."""
         return check_file(self.parsed(path, text, patterns=patterns, rules=rules), rules)
+
+
+def base_config(settings: Settings) -> AnalysisConfig:
+    """The rule and review settings of this deployment (requests override single fields)."""
+    return AnalysisConfig(
+        verbose_test_max_statements=settings.analysis_verbose_test_max_statements,
+        obscure_setup_max_locals=settings.analysis_obscure_setup_max_locals,
+        lack_of_cohesion_threshold=settings.analysis_lack_of_cohesion_threshold,
+        max_findings=settings.analysis_max_findings,
+        llm_batch_size=settings.analysis_llm_batch_size,
+        llm_min_confidence=settings.analysis_llm_min_confidence,
+    )

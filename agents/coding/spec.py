@@ -26,6 +26,7 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
+from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.errors import GraphBubbleUp
@@ -51,6 +52,7 @@ from tools.coding.extract import extract_pasted
 from tools.coding.generate import NO_MODEL, answer_text
 from tools.coding.schemas import CodingResult
 from tools.coding.toolkit import CodingToolkit
+from tools.operations import EngineNotOpen, Engines
 
 logger = logging.getLogger(__name__)
 
@@ -70,15 +72,6 @@ class CodingTurnState(AgentState, total=False):
     """The validated structured request (`GenerateRequest`), or None in chat."""
     coding_bound: int
     """The run's bound on code generations."""
-
-
-def toolkit_of(services: AgentServices) -> CodingToolkit:
-    """The process's toolkit: the one the app's coding component opened (one sandbox, one
-    concurrency gate per process), else one made on first use with the chat model."""
-    return services.resource(
-        CodingToolkit,
-        lambda: CodingToolkit.from_settings(services.settings, model=services.llm("chat")),
-    )
 
 
 def empty_result(issue: str) -> CodingResult:
@@ -129,11 +122,14 @@ def _history(messages: Sequence[AnyMessage]) -> list[AnyMessage]:
     return plain[-HISTORY_MESSAGES:]
 
 
-def make_nodes(toolkit: CodingToolkit, settings_bound: int) -> dict[str, Any]:
-    """The subgraph's node functions over the process's toolkit (and its model)."""
-    model = toolkit.model
+def make_nodes(
+    engines: Engines, model: BaseChatModel | None, settings_bound: int
+) -> dict[str, Any]:
+    """The subgraph's node functions. The toolkit is the coding component's engine, found when
+    a node or tool runs (`engines.engine`): while it is not open, a turn is answered with the
+    EngineNotOpen message."""
     loop = (
-        build_coding_agent(model, toolkit, default_max_iterations=settings_bound, name="react")
+        build_coding_agent(model, engines, default_max_iterations=settings_bound, name="react")
         if model is not None
         else None
     )
@@ -144,6 +140,13 @@ def make_nodes(toolkit: CodingToolkit, settings_bound: int) -> dict[str, Any]:
     def prepare_request(state: CodingTurnState, runtime: Runtime[RunContext]) -> dict[str, Any]:
         """Validate the turn's request, fix the bound, choose the path."""
         options = context_of(runtime).options(CodingOptions)
+        try:
+            toolkit = engines.engine(CodingToolkit)
+        except EngineNotOpen as exc:
+            return {
+                "coding_path": "answered",
+                **answer_update(str(exc), "engine_not_open", empty_result(str(exc))),
+            }
         raw = state.get("agent_input")
         request: GenerateRequest | None = None
         if raw is not None:
@@ -183,6 +186,7 @@ def make_nodes(toolkit: CodingToolkit, settings_bound: int) -> dict[str, Any]:
         raw = state.get("coding_request")
         if raw is not None:
             request = GenerateRequest.model_validate(raw)
+            toolkit = engines.engine(CodingToolkit)  # prepare_request found it open
             inp = coding_input(request.execution_spec, request.test_data, bound, toolkit)
         else:
             messages = state.get("messages", [])
@@ -218,6 +222,7 @@ def make_nodes(toolkit: CodingToolkit, settings_bound: int) -> dict[str, Any]:
 
     async def review(state: CodingTurnState) -> dict[str, Any]:
         """Check / run / explain what the user pasted, without generating code."""
+        toolkit = engines.engine(CodingToolkit)  # prepare_request found it open
         found = await review_pasted(last_user_text(state.get("messages", [])), toolkit)
         method = "pasted_review" if model is None else "pasted_review_llm"
         return answer_update(found.answer, method, found.result)
@@ -243,15 +248,15 @@ def _next(state: CodingTurnState) -> str:
 
 def build(peers: Sequence[AgentCard], services: AgentServices) -> AgentGraph:
     """The coding agent's subgraph (see the module docstring)."""
-    toolkit = toolkit_of(services)
-    nodes = make_nodes(toolkit, services.settings.coding_max_iterations)
+    model = services.llm("chat")
+    nodes = make_nodes(services, model, services.settings.coding_max_iterations)
     builder = StateGraph(CodingTurnState, input_schema=AgentInput, output_schema=AgentOutput)
     builder.add_node(
         "prepare_request",
         gated("prepare_request", nodes["prepare_request"], check_input=_has_messages),
     )
     targets: list[str] = ["review_pasted", END]
-    if toolkit.model is not None:
+    if model is not None:
         builder.add_node(
             "coding_loop", gated("coding_loop", nodes["coding_loop"], check_output=_answered)
         )

@@ -30,8 +30,8 @@ from agents.analytics.answer import AnalyticsAnswer, compose_answer
 from agents.analytics.middleware import analytics_tool_errors
 from agents.analytics.planner import PlanModel
 from agents.analytics.prompts import ANALYTICS_SYSTEM
+from agents.analytics.tools import ANALYTICS_TOOLS
 from tools.analytics.context import AnalyticsContext
-from tools.analytics.toolkit import ANALYTICS_TOOLS
 
 NAME = "analytics"
 MAX_QUESTION_CHARS = 2000

@@ -1,11 +1,15 @@
-"""The analytics LangChain tools, bound by the analytics agent (`ANALYTICS_TOOLS`).
+"""The analytics agent's tools (`ANALYTICS_TOOLS`): the analytics operations, fed from the
+conversation and answering with artifacts.
 
-Each tool is an async `@tool` with a pydantic input schema, takes the run's `ToolRuntime`
-(context = `AnalyticsContext`, stream writer for progress, state to find earlier results) and
-answers `(content, artifact)`: compact JSON for the model, the full structured result as the
-ToolMessage's artifact (where the agent's answer is assembled from, and where later tools find
-earlier results by `result_id`). Errors are raised, not returned: the agent's tool-error
-middleware turns them into messages the model can act on.
+Each tool calls one operation of `tools/analytics/operations.py` with the run's
+`AnalyticsContext` as its engine and the run's user as owner, plus the agent glue that
+`Operation.as_tool` cannot give: it takes the run's `ToolRuntime` (stream writer for progress,
+state to find earlier results: `data` is a `result_id` or 'latest', resolved to the result
+itself) and answers `(content, artifact)`: compact JSON for the model, the full structured
+result as the ToolMessage's artifact (where the agent's answer is assembled from, and where
+later tools find earlier results by `result_id`). Errors are raised, not returned: an
+operation's refusal is raised as the engine's own exception, which the agent's tool-error
+middleware turns into a message the model can act on.
 """
 
 from __future__ import annotations
@@ -13,22 +17,20 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from typing import Any
+from collections.abc import Awaitable
+from typing import Any, TypeVar
 
 from langchain.tools import ToolRuntime, tool
 from langchain_core.messages import ToolMessage
 from pydantic import BaseModel, Field
 
-from tools.analytics import semantic
-from tools.analytics.catalogue import METRICS, Metric
-from tools.analytics.charts import configure_chart
+from tools.analytics import operations as ops
 from tools.analytics.context import AnalyticsContext, progress
 from tools.analytics.frame import DataError, inline_result
-from tools.analytics.kpi import QUERY_TYPES, analyze
+from tools.analytics.kpi import QUERY_TYPES
 from tools.analytics.outputs import MeasureMeta, QueryResult
 from tools.analytics.periods import parse_comparison, parse_period
-from tools.analytics.rootcause import root_cause
-from tools.analytics.sqlgen import generate_sql
+from tools.operations import OpenEngines, OperationContext, OperationError
 
 SQL_GENERATION = "sql_generation_tool"
 SQL_EXECUTION = "sql_execution_tool"
@@ -38,6 +40,24 @@ CHART = "chart_configuration_tool"
 
 Runtime = ToolRuntime[AnalyticsContext, Any]
 ToolAnswer = tuple[str, dict[str, Any]]
+T = TypeVar("T")
+
+
+def _caller(runtime: Runtime, **extra: Any) -> OperationContext:
+    """The operations' caller: the run's user, the run's context as the engine."""
+    ctx = runtime.context
+    return OperationContext(owner=ctx.user_id, engines=OpenEngines(ctx), extra=extra)
+
+
+async def _call(result: Awaitable[T]) -> T:
+    """An operation's result; its refusal raised as the engine's exception (the middleware's
+    messages name the kind of failure by it)."""
+    try:
+        return await result
+    except OperationError as exc:
+        if exc.__cause__ is not None:
+            raise exc.__cause__ from None
+        raise
 
 
 def _json(value: Any) -> str:
@@ -89,18 +109,6 @@ def result_id(tool_call_id: str | None) -> str:
     return "r-" + hashlib.sha256((tool_call_id or "direct").encode()).hexdigest()[:8]
 
 
-def resolve_metric(text: str) -> Metric:
-    """A metric by key, label or any of its aliases; ValueError lists them."""
-    wanted = text.strip().lower()
-    for m in METRICS:
-        if wanted in (m.key, m.label.lower()):
-            return m
-    found = semantic.find_metrics(wanted)
-    if found:
-        return found[0]
-    raise ValueError(f"unknown metric {text!r}; use one of: " + ", ".join(m.key for m in METRICS))
-
-
 class SQLGenerationInput(BaseModel):
     question: str = Field(
         description="The business question, in the user's words.", min_length=1, max_length=2000
@@ -126,25 +134,6 @@ class KPIAnalysisInput(BaseModel):
     query_type: str = Field(default="auto", description="One of: " + ", ".join(QUERY_TYPES))
 
 
-class RootCauseInput(BaseModel):
-    metric: str = Field(
-        description="Metric key or name, e.g. 'damage_rate_pct' or 'damage rate'.",
-        min_length=1,
-        max_length=200,
-    )
-    period: str = Field(
-        description="The period to explain, e.g. 'Q3 2025', 'August 2025', '2025'.",
-        min_length=1,
-        max_length=200,
-    )
-    comparison: str = Field(
-        default="previous period",
-        description="What to compare with: "
-        "'previous period', 'same period last year', or a period.",
-        max_length=200,
-    )
-
-
 class ChartInput(BaseModel):
     data: str = Field(
         default="latest",
@@ -164,10 +153,9 @@ async def sql_generation_tool(question: str, runtime: Runtime) -> ToolAnswer:
     SQL query over schema analytics (semantic layer, or the SQL model when configured). Returns
     the SQL and what it computes, or (sql null) what can be asked instead. Run the SQL with
     sql_execution_tool."""
-    ctx = runtime.context
     runtime.stream_writer(progress(SQL_GENERATION, "start", "Generating SQL"))
-    generation = await generate_sql(
-        question, ctx.reference_date, ctx.sql_model, max_sql_chars=ctx.max_sql_chars
+    generation = await _call(
+        ops.generate_sql(_caller(runtime), ops.GenerateSqlInput(question=question))
     )
     runtime.stream_writer(
         progress(
@@ -195,7 +183,7 @@ async def sql_execution_tool(sql: str, runtime: Runtime) -> ToolAnswer:
     columns, the first rows and the row count."""
     ctx = runtime.context
     runtime.stream_writer(progress(SQL_EXECUTION, "start", "Running the query"))
-    result = await ctx.run_sql(sql)
+    result = await _call(ops.query_analytics(_caller(runtime), ops.QueryAnalyticsInput(sql=sql)))
     result.result_id = result_id(runtime.tool_call_id)
     for generation in reversed(artifacts(_messages(runtime), SQL_GENERATION)):
         if generation.get("sql") and (generation["sql"] == sql or generation["sql"] == result.sql):
@@ -235,7 +223,11 @@ async def kpi_analysis_tool(
     movers, outliers, a short analysis and recommendations."""
     runtime.stream_writer(progress(KPI_ANALYSIS, "start", "Analysing KPIs"))
     result = resolve_data(data, _messages(runtime))
-    analysis = analyze(result, query_type or "auto")
+    analysis = await _call(
+        ops.compute_kpi(
+            _caller(runtime), ops.ComputeKpiInput(result=result, query_type=query_type or "auto")
+        )
+    )
     runtime.stream_writer(
         progress(KPI_ANALYSIS, "done", "Analysis ready", outliers=len(analysis.outliers))
     )
@@ -248,14 +240,14 @@ async def kpi_analysis_tool(
     return _json(content), analysis.model_dump()
 
 
-@tool(ROOT_CAUSE, args_schema=RootCauseInput, response_format="content_and_artifact")
+@tool(ROOT_CAUSE, args_schema=ops.ExplainChangeInput, response_format="content_and_artifact")
 async def root_cause_analysis_tool(
     metric: str, period: str, runtime: Runtime, comparison: str = "previous period"
 ) -> ToolAnswer:
     """Explain why a metric changed between two periods: decomposes the change by every
     dimension (region, dealer, model, plant, carrier, ...) and names the largest drivers."""
     ctx = runtime.context
-    chosen = resolve_metric(metric)
+    chosen = ops.resolve_metric(metric)
     current = parse_period(period, ctx.reference_date)
     previous = parse_comparison(comparison, current, ctx.reference_date)
     runtime.stream_writer(
@@ -265,13 +257,13 @@ async def root_cause_analysis_tool(
     )
     queries = 0
 
-    async def run(sql: str) -> QueryResult:
+    def on_query(count: int) -> None:
         nonlocal queries
-        queries += 1
-        runtime.stream_writer(progress(ROOT_CAUSE, "progress", f"Breakdown query {queries}"))
-        return await ctx.run_sql(sql)
+        queries = count
+        runtime.stream_writer(progress(ROOT_CAUSE, "progress", f"Breakdown query {count}"))
 
-    output = await root_cause(run, chosen, current, previous)
+    request = ops.ExplainChangeInput(metric=metric, period=period, comparison=comparison)
+    output = await _call(ops.explain_change(_caller(runtime, **{ops.ON_QUERY: on_query}), request))
     runtime.stream_writer(
         progress(
             ROOT_CAUSE,
@@ -292,7 +284,9 @@ async def chart_configuration_tool(
     number) and build its Vega-Lite spec."""
     runtime.stream_writer(progress(CHART, "start", "Configuring the chart"))
     result = resolve_data(data, _messages(runtime))
-    chart = configure_chart(result, question)
+    chart = await _call(
+        ops.make_chart(_caller(runtime), ops.MakeChartInput(result=result, question=question))
+    )
     runtime.stream_writer(
         progress(CHART, "done", f"{chart.chart_type} chart", chart_id=chart.chart_id)
     )
