@@ -16,9 +16,10 @@ from __future__ import annotations
 import inspect
 from collections.abc import Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, get_type_hints
+from typing import TYPE_CHECKING, Annotated, Any, Generic, Protocol, TypeVar, get_type_hints
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic.json_schema import SkipJsonSchema
 
 if TYPE_CHECKING:
     from langchain_core.tools import BaseTool, StructuredTool
@@ -134,6 +135,24 @@ class Operation(Generic[In, Out]):
     def output_schema(self) -> dict[str, Any]:
         return self.output_model.model_json_schema(mode="serialization")
 
+    def tool_args_model(self) -> type[BaseModel]:
+        """The input model plus the injected ``runtime`` (hidden from the model's schema).
+
+        LangChain validates the tool's input, runtime included, against the args schema: a
+        model that forbids extra fields (or has none) must declare it to be callable as a tool.
+        """
+        from langchain.tools import ToolRuntime
+
+        namespace = {
+            "__module__": self.input_model.__module__,
+            "__annotations__": {"runtime": Annotated[ToolRuntime | None, SkipJsonSchema()]},
+            "runtime": None,
+            "model_config": ConfigDict(**{**self.input_model.model_config,
+                                          "arbitrary_types_allowed": True}),
+        }  # fmt: skip
+        model: type[BaseModel] = type(self.input_model.__name__, (self.input_model,), namespace)
+        return model
+
     def as_tool(
         self,
         context_of: Callable[[Any], OperationContext],
@@ -171,7 +190,7 @@ class Operation(Generic[In, Out]):
             coroutine=call,
             name=self.name,
             description=self.description,
-            args_schema=self.input_model,
+            args_schema=self.tool_args_model(),
             infer_schema=False,
         )
 

@@ -125,10 +125,10 @@ async def test_operations_as_tools_have_the_schemas_and_answer(toolkit: CodingTo
     ctx = OperationContext("alice", _engines(toolkit))
     tools = {t.name: t for t in (op.as_tool(lambda runtime: ctx) for op in OPERATIONS)}
     assert set(tools) == {"generate_code", "check_code", "run_code", "analyze_error"}
-    assert tools["generate_code"].args_schema is GenerateCodeInput
-    assert tools["analyze_error"].args_schema is AnalyzeErrorInput
-    assert tools["check_code"].args_schema is CheckCodeInput
-    assert tools["run_code"].args_schema is TestCodeInput
+    assert _shown(tools["generate_code"]) == _schema(GenerateCodeInput)
+    assert _shown(tools["analyze_error"]) == _schema(AnalyzeErrorInput)
+    assert _shown(tools["check_code"]) == _schema(CheckCodeInput)
+    assert _shown(tools["run_code"]) == _schema(TestCodeInput)
     replies = await _served(
         ctx,
         [
@@ -164,3 +164,14 @@ async def test_run_code_counts_against_the_callers_sandbox_share(sandbox: Sandbo
     with pytest.raises(OperationError) as caught:
         await run_code(ctx, {"code": "def f():\n    return 1\n", "function_name": "f"})
     assert caught.value.status == 429
+
+
+def _shown(tool: Any) -> dict[str, Any]:
+    """What the model sees of a tool's arguments."""
+    schema: dict[str, Any] = tool.tool_call_schema.model_json_schema()
+    return {"properties": schema["properties"], "required": schema.get("required", [])}
+
+
+def _schema(model: type[BaseModel]) -> dict[str, Any]:
+    schema = model.model_json_schema()
+    return {"properties": schema["properties"], "required": schema.get("required", [])}

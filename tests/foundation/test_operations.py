@@ -4,11 +4,12 @@ tool (the scripted model calls it and sees its result), and a missing engine is 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import pytest
 from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from agents.contract.context import AgentServices
 from config import load_settings
@@ -102,3 +103,44 @@ async def test_an_agent_calls_the_operation_as_a_tool() -> None:
     assert replies == ['{"count":1}', "Error: that note is refused; write another"]
     assert engine.rows == {"carol": ["milk"]}
     assert model.bound_tools[0] == ["add_note"]
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    text: str = Field(max_length=5)
+
+
+class NoFields(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+@operation("notes")
+async def strict_note(ctx: OperationContext, payload: Strict) -> NoteCount:
+    """Count a strict note's letters."""
+    return NoteCount(count=len(payload.text))
+
+
+@operation("notes")
+async def whoami(ctx: OperationContext, payload: NoFields) -> NoteCount:
+    """The owner's name length."""
+    return NoteCount(count=len(ctx.owner))
+
+
+async def test_strict_and_empty_input_models_serve_as_tools() -> None:
+    """LangChain validates the injected runtime with the arguments: a model that forbids extra
+    fields, or has none, still works as a tool, and the model never sees ``runtime``."""
+    calls = [
+        {"name": "strict_note", "args": {"text": "abc"}, "id": "1"},
+        {"name": "whoami", "args": {}, "id": "2"},
+        {"name": "strict_note", "args": {"text": "much too long"}, "id": "3"},
+    ]
+    model = ScriptedChatModel(script=[AIMessage("", tool_calls=calls), "done"])
+    tools = [op.as_tool(lambda runtime: OperationContext("carol", _services(None)))
+             for op in (strict_note, whoami)]  # fmt: skip
+    for tool in tools:
+        shown: Any = tool.tool_call_schema  # what the model sees
+        assert "runtime" not in str(shown.model_json_schema())
+    result = await create_agent(model, tools).ainvoke({"messages": [HumanMessage("go")]})
+    replies = [m.content for m in result["messages"] if isinstance(m, ToolMessage)]
+    assert replies[:2] == ['{"count":3}', '{"count":5}']
+    assert "at most 5 characters" in str(replies[2])
