@@ -157,42 +157,51 @@ async def execute(
     :class:`RunCancelled` or :class:`RunFailed` (see the module's docstring).
     """
     mapper = mapper or EventMapper.result()
-    if cancel is not None and cancel.is_set():
+    run = _bounded(graph, inp, config, context, mapper, sink, deadline, what, options)
+    if cancel is None:
+        return await run
+    if cancel.is_set():
+        run.close()
         raise RunCancelled
-    task = asyncio.current_task()
-    assert task is not None, "execute() runs in a task"
-    watcher = _watch(cancel, task)
+    # The run races the cancel event in a task of its own: a cancel lands only on the run,
+    # never as a stray cancellation of the caller's task after the run has ended.
+    work = asyncio.ensure_future(run)
+    stop = asyncio.ensure_future(cancel.wait())
+    try:
+        await asyncio.wait((work, stop), return_when=asyncio.FIRST_COMPLETED)
+    except asyncio.CancelledError:  # the caller's task is being stopped: stop the run too
+        work.cancel()
+        with contextlib.suppress(BaseException):
+            await work
+        raise
+    finally:
+        stop.cancel()
+    if work.done():  # it ended first (a cancel that comes with its end changes nothing)
+        return work.result()
+    work.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await work
+    raise RunCancelled
+
+
+async def _bounded(
+    graph: Pregel[Any, Any, Any, Any],
+    inp: Any,
+    config: RunnableConfig,
+    context: Any,
+    mapper: EventMapper,
+    sink: Sink | None,
+    deadline: Deadline | None,
+    what: str,
+    options: dict[str, Any],
+) -> dict[str, Any] | None:
+    """The run under its deadline; any exception it raises becomes :class:`RunFailed`."""
     timeout = asyncio.timeout(deadline.seconds if deadline is not None else None)
     try:
         async with timeout:
             return await _stream(graph, inp, config, context, mapper, sink, options)
-    except asyncio.CancelledError:
-        # the cancel event's own cancellation becomes RunCancelled; any other (the caller's
-        # task being stopped) goes on
-        if watcher is not None and watcher.done() and not watcher.cancelled():
-            if task.uncancel() == 0:
-                raise RunCancelled from None
-        raise
     except Exception as exc:
-        failure = failure_of(exc, what, deadline if timeout.expired() else None)
-        raise RunFailed(failure) from exc
-    finally:
-        if watcher is not None and not watcher.done():
-            watcher.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await watcher
-
-
-def _watch(cancel: asyncio.Event | None, task: asyncio.Task[Any]) -> asyncio.Task[None] | None:
-    """A task that cancels ``task`` once ``cancel`` is set (None without an event)."""
-    if cancel is None:
-        return None
-
-    async def watch() -> None:
-        await cancel.wait()
-        task.cancel()
-
-    return asyncio.create_task(watch())
+        raise RunFailed(failure_of(exc, what, deadline if timeout.expired() else None)) from exc
 
 
 async def _stream(
