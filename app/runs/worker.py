@@ -21,7 +21,9 @@ A ``serial`` run (every Agent Server run) first waits for its turn on its thread
 oldest of the thread's active runs and holds the thread's lock, :mod:`app.runs.threads`);
 waiting, it takes no run slot. What runs report on their event stream is in
 :mod:`app.runs.events`: ``started`` (``resumed`` when it continues from a checkpoint), what the
-run streams, then ``done`` (a turn run's with the result), ``failed`` or ``cancelled``. An
+run streams, then ``done`` (a turn run's with the result), ``failed`` or ``cancelled``. The
+graph itself runs in :func:`app.runs.executor.execute`, which decides a cancel, the deadline
+(RUN_TIMEOUT_SECONDS) and a failure; the heartbeat only sets the run's cancel event. An
 Agent Server run's outcome (its final values, interrupts or error) is stored with the run, its
 thread's status updated, and its webhook queued (after the ack) for this process's
 :class:`~app.runs.webhooks.WebhookDispatcher`.
