@@ -9,7 +9,6 @@ subgraph state and its finished tasks), never from checkpoint internals.
 
 from __future__ import annotations
 
-import asyncio
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,6 +18,7 @@ from langgraph.types import StateSnapshot
 
 from agents.contract.context import RunContext
 from agents.test_analysis.state import AGENT, STAGES, AnalysisRequestData
+from app.runs.executor import Deadline, execute
 from graph.workflow import SwitchyardGraph
 
 __all__ = [
@@ -80,12 +80,14 @@ async def run_sync(
     owner: str,
     timeout: float,
 ) -> dict[str, Any]:
-    """Run one analysis to the end and return its result (TimeoutError after ``timeout``)."""
+    """Run one analysis to the end and return its result (:class:`RunFailed` when it fails,
+    a ``timeout`` failure after ``timeout`` seconds)."""
     thread_id = uuid.uuid4().hex
     inp: Any = analysis_input(request, thread_id=thread_id, user_id=owner)
     config: RunnableConfig = {**config_of(thread_id), "recursion_limit": 100}
-    state = await asyncio.wait_for(graph.ainvoke(inp, config, context=context), timeout)
-    return result_of(state)
+    deadline = Deadline(timeout, "ANALYSIS_SYNC_TIMEOUT_SECONDS")
+    state = await execute(graph, inp, config, context=context, deadline=deadline, what="analysis")
+    return result_of(state or {})
 
 
 @dataclass

@@ -9,19 +9,21 @@ released when the run ends.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from langchain_core.messages import AIMessageChunk, HumanMessage
+from langchain_core.messages import HumanMessage
 from langchain_core.runnables import RunnableConfig
 
 from agents.contract.context import RunContext
-from app.errors import DEPENDENCIES, dependency_of
+from app.runs.events import Event, EventMapper
+from app.runs.executor import RunFailed, execute
 from app.sessions import SessionInfo, SessionStore
-from graph.registry import AgentRegistry, agent_of
+from graph.registry import AgentRegistry
 from graph.state import ChatInput
 from graph.workflow import SwitchyardGraph
 
@@ -115,13 +117,14 @@ async def run_turn(
     graph: SwitchyardGraph, sessions: SessionStore, request: TurnRequest
 ) -> dict[str, Any]:
     """Run a turn to completion (the caller holds the session lock). A turn whose checkpoint
-    was saved is answered with its result even if the run raised after saving it."""
+    was saved is answered with its result even if the run raised after saving it; otherwise
+    the run's :class:`RunFailed` propagates."""
     try:
-        state = await graph.ainvoke(
-            turn_input(request), run_config(request.session), context=request.context
+        state = await execute(
+            graph, turn_input(request), run_config(request.session), context=request.context
         )
-        result = turn_result(request.session, state)
-    except Exception:
+        result = turn_result(request.session, state or {})
+    except RunFailed:
         recovered = await saved_turn(graph, request)
         if recovered is None:
             raise
@@ -139,13 +142,13 @@ async def _produce(
     registry: AgentRegistry,
     sessions: SessionStore,
     request: TurnRequest,
-    queue: asyncio.Queue[dict[str, Any] | None],
+    queue: asyncio.Queue[Event | None],
 ) -> None:
     try:
         result = await _stream_into(graph, registry, request, queue)
         if result is not None:
             await _bookkeep(sessions, request, result)
-            queue.put_nowait({"event": "answer", "data": result})
+            queue.put_nowait(("answer", json.dumps(result, default=str)))
     finally:
         queue.put_nowait(None)
 
@@ -154,63 +157,31 @@ async def _stream_into(
     graph: SwitchyardGraph,
     registry: AgentRegistry,
     request: TurnRequest,
-    queue: asyncio.Queue[dict[str, Any] | None],
+    queue: asyncio.Queue[Event | None],
 ) -> dict[str, Any] | None:
     """Stream the turn's events into ``queue``; the turn's result, or None after an `error`
     event (a turn saved before the error is answered with its result)."""
-    final: dict[str, Any] = {}
+
+    async def put(event: Event) -> None:
+        queue.put_nowait(event)
+
     try:
-        stream: Any = graph.astream(
+        state = await execute(
+            graph,
             turn_input(request),
             run_config(request.session),
             context=request.context,
-            stream_mode=["updates", "messages", "values", "custom"],
-            subgraphs=True,
+            mapper=EventMapper.chat(registry.streams),
+            sink=put,
         )
-        async for namespace, mode, chunk in stream:
-            if mode == "values":
-                if not namespace and isinstance(chunk, dict):
-                    final = chunk  # the root state after each step; the last is the result
-                continue
-            for event in _events(registry, namespace, mode, chunk):
-                queue.put_nowait(event)
-        return turn_result(request.session, final)
-    except Exception as exc:
+        return turn_result(request.session, state or {})
+    except RunFailed as failed:
         recovered = await saved_turn(graph, request)
         if recovered is not None:
             return recovered
-        _log_failure(exc, request)
-        error: dict[str, Any] = {"message": describe_failure(exc)}
-        dependency = dependency_of(exc)
-        if dependency:
-            error["dependency"] = dependency
-        queue.put_nowait({"event": "error", "data": error})
+        failed.failure.log(f"turn of session {request.session.session_id}")
+        queue.put_nowait(("error", json.dumps(failed.failure.event(), default=str)))
         return None
-
-
-def _events(
-    registry: AgentRegistry, namespace: tuple[str, ...], mode: str, chunk: Any
-) -> list[dict[str, Any]]:
-    agent = agent_of(namespace)
-    if mode == "messages":
-        message, metadata = chunk
-        node = metadata.get("langgraph_node")
-        if isinstance(message, AIMessageChunk) and registry.streams(agent, str(node)):
-            text = message.content if isinstance(message.content, str) else ""
-            if text:
-                token = {"agent": agent, "node": node, "text": text, "message_id": message.id}
-                return [{"event": "token", "data": token}]
-        return []
-    if mode == "custom":
-        return [{"event": "progress", "data": {"agent": agent, "data": chunk}}]
-    events = []
-    for node, update in (chunk or {}).items():
-        events.append({"event": "node", "data": {"agent": agent, "node": node}})
-        # a turn routes in its first step (`ingest`), a handoff routes again in `route`
-        routed = node in ("ingest", "route") and isinstance(update, dict)
-        if not namespace and routed and update.get("route"):
-            events.append({"event": "route", "data": update["route"]})
-    return events
 
 
 async def stream_turn(
@@ -221,13 +192,14 @@ async def stream_turn(
     *,
     on_done: Any,
     tasks: set[asyncio.Task[None]],
-) -> AsyncIterator[dict[str, Any]]:
-    """Events of a turn: `route`, `node`, `token`, then `answer` (or `error`).
+) -> AsyncIterator[Event]:
+    """Events of a turn (name, JSON data): `route`, `node`, `progress`, `token`, then `answer`
+    (or `error`); :mod:`app.runs.events` maps them from the graph's stream.
 
     `on_done` runs when the graph run finishes (it releases the session lock), whether or not
     anyone is still reading.
     """
-    queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
+    queue: asyncio.Queue[Event | None] = asyncio.Queue()
     task = asyncio.create_task(_produce(graph, registry, sessions, request, queue))
     tasks.add(task)
 
@@ -241,35 +213,3 @@ async def stream_turn(
         if event is None:
             return
         yield event
-
-
-def _log_failure(exc: BaseException, request: TurnRequest) -> None:
-    """An outage is one line; anything else is a bug worth its traceback."""
-    session = request.session.session_id
-    dependency = dependency_of(exc)
-    if dependency:
-        log.warning("turn of session %s failed: %s is unavailable (%s)", session, dependency, exc)
-    else:
-        log.exception("turn of session %s failed", session)
-
-
-def describe_failure(exc: BaseException, what: str = "turn") -> str:
-    """A message for a failed turn (or run): the class of failure and what to do, never the
-    exception's text (it may quote internal hosts, paths, SQL or a sandbox's stderr; the log
-    has it, with the traceback)."""
-    name = type(exc).__name__
-    packages = {cls.__module__.split(".")[0] for cls in type(exc).__mro__}
-    if packages & {"openai", "langchain_openai", "httpx", "ollama", "langchain_ollama"}:
-        return f"The language model provider failed ({name}); try again later."
-    dependency = dependency_of(exc)
-    if dependency:
-        return (
-            f"{DEPENDENCIES.get(dependency, dependency)} is unavailable ({name}); nothing of "
-            f"this {what} was saved after its last checkpoint. Retry when it is back."
-        )
-    if what == "turn":
-        return f"The turn failed ({name}); the session keeps its last completed turn."
-    return (
-        f"The {what} failed ({name}). Try again; if it fails again, the server log has the "
-        f"cause: give its operator the {what}'s id."
-    )

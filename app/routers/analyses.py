@@ -27,15 +27,14 @@ from app.errors import (
     COMMON_ERRORS,
     SSE,
     DependencyUnavailable,
-    dependency_of,
     error_responses,
 )
 from app.quotas import check_run_quota, check_thread_quota
+from app.runs.executor import failure_of
 from app.runs.store import TERMINAL, now_iso
 from app.security import Caller, CallerDep
 from app.services import Services, ServicesDep
 from app.sessions import SESSION_ID_PATTERN
-from app.turns import describe_failure
 from tools.test_smells.validation import AnalysisInputError
 
 log = logging.getLogger(__name__)
@@ -87,20 +86,21 @@ async def analyze(body: AnalyzeRequest, services: ServicesDep, who: CallerDep) -
             owner=who.owner,
             timeout=timeout,
         )
-    except AnalysisInputError as exc:
-        raise HTTPException(exc.status_code, exc.message) from None
-    except TimeoutError:
-        raise HTTPException(
-            status.HTTP_504_GATEWAY_TIMEOUT,
-            f"The analysis took longer than {timeout:g} s (ANALYSIS_SYNC_TIMEOUT_SECONDS); "
-            "submit it with POST /analyses to run it in the background.",
-        ) from None
     except Exception as exc:
-        dependency = dependency_of(exc)
-        if dependency:
-            raise DependencyUnavailable(dependency, exc) from exc
-        log.exception("synchronous analysis failed")
-        raise HTTPException(status.HTTP_502_BAD_GATEWAY, describe_failure(exc, "analysis")) from exc
+        failure = failure_of(exc, "analysis")  # a failed run's, or the missing result's
+        error = failure.error
+        if isinstance(error, AnalysisInputError):
+            raise HTTPException(error.status_code, error.message) from None
+        if failure.timed_out:
+            raise HTTPException(
+                status.HTTP_504_GATEWAY_TIMEOUT,
+                f"The analysis took longer than {timeout:g} s (ANALYSIS_SYNC_TIMEOUT_SECONDS); "
+                "submit it with POST /analyses to run it in the background.",
+            ) from None
+        if failure.dependency:
+            raise DependencyUnavailable(failure.dependency, error) from error
+        failure.log("synchronous analysis")
+        raise HTTPException(status.HTTP_502_BAD_GATEWAY, failure.message) from error
 
 
 @router.post("/analyses", status_code=status.HTTP_202_ACCEPTED, responses=error_responses(400, 413))
@@ -226,7 +226,7 @@ async def analysis_events(
             if node not in stages:
                 stages.append(node)
             return "stage", {"stage": node, "stages": list(stages)}
-        if event == "custom":
+        if event == "progress":
             payload = data.get("data") or {}
             if data.get("agent") != AGENT or payload.get("analysis") != "batch":
                 return None

@@ -10,7 +10,6 @@ unknown or expired id) and is kept for ANALYTICS_CHART_TTL_SECONDS.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import uuid
 from typing import Annotated, Any
@@ -22,10 +21,10 @@ from langchain_core.runnables import RunnableConfig
 from agents.analytics.answer import AnalyticsAnswer
 from agents.analytics.spec import NAME, AnalyticsRequest
 from app.bodies import StrictJSONRoute
-from app.errors import COMMON_ERRORS, DependencyUnavailable, dependency_of, error_responses
+from app.errors import COMMON_ERRORS, DependencyUnavailable, error_responses
+from app.runs.executor import Deadline, RunFailed, execute
 from app.security import CallerDep
 from app.services import Services, ServicesDep
-from app.turns import describe_failure
 from graph.state import ChatInput
 from tools.analytics.charts import ChartFormat
 from tools.analytics.chartstore import CHART_ID_PATTERN, ChartStore
@@ -81,22 +80,30 @@ async def query(body: AnalyticsRequest, services: ServicesDep, who: CallerDep) -
     config: RunnableConfig = {"configurable": {"thread_id": thread_id}, "recursion_limit": 100}
     timeout = services.settings.analytics_request_timeout_seconds
     try:
-        state = await asyncio.wait_for(
-            services.sync_graph.ainvoke(inp, config, context=services.context(owner=who.owner)),
-            timeout,
+        state = (
+            await execute(
+                services.sync_graph,
+                inp,
+                config,
+                context=services.context(owner=who.owner),
+                deadline=Deadline(timeout, "ANALYTICS_REQUEST_TIMEOUT_SECONDS"),
+                what="query",
+            )
+            or {}
         )
-    except TimeoutError:
-        raise HTTPException(
-            status.HTTP_504_GATEWAY_TIMEOUT,
-            f"The question took longer than {timeout:g} s (ANALYTICS_REQUEST_TIMEOUT_SECONDS); "
-            "ask for a shorter period or fewer breakdowns.",
-        ) from None
-    except Exception as exc:
-        dependency = dependency_of(exc)
-        if dependency:
-            raise DependencyUnavailable(dependency, exc) from exc
-        log.exception("analytics query failed")
-        raise HTTPException(status.HTTP_502_BAD_GATEWAY, describe_failure(exc, "query")) from exc
+    except RunFailed as failed:
+        failure = failed.failure
+        if failure.timed_out:
+            raise HTTPException(
+                status.HTTP_504_GATEWAY_TIMEOUT,
+                f"The question took longer than {timeout:g} s "
+                "(ANALYTICS_REQUEST_TIMEOUT_SECONDS); ask for a shorter period or fewer "
+                "breakdowns.",
+            ) from None
+        if failure.dependency:
+            raise DependencyUnavailable(failure.dependency, failure.error) from failure.error
+        failure.log("analytics query")
+        raise HTTPException(status.HTTP_502_BAD_GATEWAY, failure.message) from failure.error
     answer = (state.get("agent_answers") or {}).get(NAME) or {}
     data: dict[str, Any] = answer.get("data") or {}
     if data.get("unavailable"):

@@ -24,14 +24,14 @@ from app.errors import (
     COMMON_ERRORS,
     SSE,
     DependencyUnavailable,
-    dependency_of,
     error_responses,
 )
 from app.quotas import check_thread_quota
+from app.runs.executor import RunFailed
 from app.security import ANONYMOUS, Caller, CallerDep
 from app.services import Services, ServicesDep
 from app.sessions import SESSION_ID_PATTERN, SessionInfo
-from app.turns import TurnRequest, describe_failure, run_turn, stream_turn
+from app.turns import TurnRequest, run_turn, stream_turn
 from graph.nodes import now_iso
 
 log = logging.getLogger(__name__)
@@ -150,14 +150,12 @@ def chat_router(options_model: type[AgentOptions]) -> APIRouter:
             raise _busy(turn.session.session_id)
         try:
             return await run_turn(services.graph, services.sessions, turn)
-        except HTTPException:
-            raise
-        except Exception as exc:
-            dependency = dependency_of(exc)
-            if dependency:  # answered 503 by the app's handler, in one log line
-                raise DependencyUnavailable(dependency, exc) from exc
-            log.exception("turn failed for session %s", turn.session.session_id)
-            raise HTTPException(status.HTTP_502_BAD_GATEWAY, describe_failure(exc)) from exc
+        except RunFailed as failed:
+            failure = failed.failure
+            if failure.dependency:  # answered 503 by the app's handler, in one log line
+                raise DependencyUnavailable(failure.dependency, failure.error) from failure.error
+            failure.log(f"turn of session {turn.session.session_id}")
+            raise HTTPException(status.HTTP_502_BAD_GATEWAY, failure.message) from failure.error
         finally:
             await _release(lock)
 
@@ -179,7 +177,7 @@ def chat_router(options_model: type[AgentOptions]) -> APIRouter:
         async def events() -> AsyncIterator[dict[str, str]]:
             session = {"session_id": turn.session.session_id}
             yield {"event": "session", "data": json.dumps(session)}
-            async for event in stream_turn(
+            async for name, data in stream_turn(
                 services.graph,
                 services.registry,
                 services.sessions,
@@ -187,7 +185,7 @@ def chat_router(options_model: type[AgentOptions]) -> APIRouter:
                 on_done=release,
                 tasks=services.background,
             ):
-                yield {"event": event["event"], "data": json.dumps(event["data"], default=str)}
+                yield {"event": name, "data": data}
 
         return EventSourceResponse(events(), ping=15)
 

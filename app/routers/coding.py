@@ -35,11 +35,12 @@ from app.bodies import StrictJSONRoute
 from app.errors import (
     COMMON_ERRORS,
     DependencyUnavailable,
-    dependency_of,
     error_response,
     error_responses,
 )
 from app.operations import OperationContextDep
+from app.runs import executor
+from app.runs.executor import RunFailed
 from app.security import CallerDep
 from app.services import ServicesDep
 from tools.coding import (
@@ -147,14 +148,17 @@ async def generate(body: GenerateRequest, services: ServicesDep, who: CallerDep)
         "recursion_limit": 100,
     }
     try:
-        state = await services.sync_graph.ainvoke(
-            inp, config, context=services.context(owner=who.owner)
+        state = (
+            await executor.execute(
+                services.sync_graph, inp, config, context=services.context(owner=who.owner)
+            )
+            or {}
         )
-    except Exception as exc:
-        dependency = dependency_of(exc)
-        if dependency:
-            raise DependencyUnavailable(dependency, exc) from exc
-        raise
+    except RunFailed as failed:
+        failure = failed.failure
+        if failure.dependency:
+            raise DependencyUnavailable(failure.dependency, failure.error) from failure.error
+        raise failure.error from None
     answer = (state.get("agent_answers") or {}).get(NAME) or {}
     return CodingResult.model_validate(answer.get("data") or {})
 

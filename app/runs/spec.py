@@ -3,7 +3,7 @@
 A :class:`RunSpec` travels with the run's stored input (validated by whoever submitted it: the
 analyses router, the Agent Server API), so any worker, in any process, runs it the same way:
 
-- ``kind`` ``turn`` (analyses): the run's event stream carries compact ``node`` / ``custom``
+- ``kind`` ``turn`` (analyses): the run's event stream carries compact ``node`` / ``progress``
   events; ``agent``: it carries the Agent Server's stream modes (``values``, ``updates``,
   ``messages``, ``custom``, ``debug``, ...; ``mode|ns`` for subgraphs when asked);
 - ``command`` (``resume``, ``update``, ``goto``) instead of an input, for interrupts;

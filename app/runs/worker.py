@@ -21,7 +21,9 @@ A ``serial`` run (every Agent Server run) first waits for its turn on its thread
 oldest of the thread's active runs and holds the thread's lock, :mod:`app.runs.threads`);
 waiting, it takes no run slot. What runs report on their event stream is in
 :mod:`app.runs.events`: ``started`` (``resumed`` when it continues from a checkpoint), what the
-run streams, then ``done`` (a turn run's with the result), ``failed`` or ``cancelled``. An
+run streams, then ``done`` (a turn run's with the result), ``failed`` or ``cancelled``. The
+graph itself runs in :func:`app.runs.executor.execute`, which decides a cancel, the deadline
+(RUN_TIMEOUT_SECONDS) and a failure; the heartbeat only sets the run's cancel event. An
 Agent Server run's outcome (its final values, interrupts or error) is stored with the run, its
 thread's status updated, and its webhook queued (after the ack) for this process's
 :class:`~app.runs.webhooks.WebhookDispatcher`.
@@ -37,21 +39,22 @@ import os
 import socket
 import uuid
 from collections.abc import Callable
-from typing import Any, cast
+from typing import Any
 
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import StateSnapshot
 from redis.exceptions import RedisError, ResponseError
 
 from agents.contract.context import RunContext
-from app.runs.events import EventMapper
+from app.runs.events import Event, EventMapper
+from app.runs.executor import Deadline, RunCancelled, execute, failure_of
 from app.runs.spec import RUN_KEY, RunSpec, run_config
 from app.runs.store import GROUP, QUEUE, TERMINAL, RunStore, now_iso, stream_entries
 from app.runs.threads import ThreadRuns
 from app.runs.views import run_view
 from app.runs.webhooks import WebhookDispatcher
 from app.serde import dumps, interrupt_view
-from app.turns import describe_failure, run_result
+from app.turns import run_result
 from config import Settings
 
 __all__ = ["RUN_KEY", "RunWorker", "run_config"]
@@ -303,11 +306,12 @@ class RunWorker:
     async def _run(self, entry_id: str, run_id: str, record: dict[str, str]) -> None:
         payload = await self.runs.load_input(run_id)
         spec = RunSpec.from_dict((payload or {}).get("spec"))
-        runner = asyncio.create_task(self._execute(run_id, payload, spec))
-        heartbeat = asyncio.create_task(self._heartbeat(entry_id, run_id, runner, record))
+        cancel = asyncio.Event()  # set by the heartbeat: the run was cancelled or taken over
+        runner = asyncio.create_task(self._execute(run_id, payload, spec, cancel))
+        heartbeat = asyncio.create_task(self._heartbeat(entry_id, run_id, runner, record, cancel))
         try:
-            # Shielded: a cancel from the heartbeat stops only the run, and a stop of the
-            # worker reaches this frame first, which then stops the run itself.
+            # Shielded: a stop of the worker reaches this frame first, which then stops the
+            # run itself.
             fields = await asyncio.shield(runner)
         except asyncio.CancelledError:
             me = asyncio.current_task()
@@ -316,32 +320,18 @@ class RunWorker:
                 with contextlib.suppress(BaseException):
                     await runner
                 raise
+            # else the run's task alone was cancelled: it was taken over
+        except RunCancelled:
             if self._stop_reason.pop(run_id, "lost") == "cancel":
                 await self._close(entry_id, run_id, record, spec, "cancelled", {})
             # else it was taken over: the new owner holds the entry and the record
         except Exception as exc:
-            timed_out = isinstance(exc, TimeoutError)
-            if timed_out:
-                log.warning("run %s timed out (RUN_TIMEOUT_SECONDS)", run_id)
-            else:
-                log.exception("run %s failed", run_id)
-            message = (
-                f"The run took longer than {self.settings.run_timeout_seconds:g} s "
-                "(RUN_TIMEOUT_SECONDS)."
-                if timed_out
-                else describe_failure(exc, "run")
-            )
-            await self._close(
-                entry_id,
-                run_id,
-                record,
-                spec,
-                "failed",
-                {
-                    "error": message,
-                    "error_kind": "timeout" if timed_out else type(exc).__name__,
-                },
-            )
+            # the executor decides a failure of the graph run; the same rule for one around it
+            # (its input expired, its state unreadable)
+            failure = failure_of(exc, "run")
+            failure.log(f"run {run_id}")
+            fields = {"error": failure.message, "error_kind": failure.kind}
+            await self._close(entry_id, run_id, record, spec, "failed", fields)
         else:
             await self._close(entry_id, run_id, record, spec, "done", fields)
         finally:
@@ -349,7 +339,7 @@ class RunWorker:
             self._stop_reason.pop(run_id, None)
 
     async def _execute(
-        self, run_id: str, payload: dict[str, Any] | None, spec: RunSpec
+        self, run_id: str, payload: dict[str, Any] | None, spec: RunSpec, cancel: asyncio.Event
     ) -> dict[str, str]:
         record = await self.runs.get(run_id) or {}
         if payload is None:
@@ -382,7 +372,12 @@ class RunWorker:
             options["interrupt_before"] = spec.interrupt_before
         if spec.interrupt_after:
             options["interrupt_after"] = spec.interrupt_after
-        stream: Any = self.graph.astream(
+
+        async def emit(event: Event) -> None:
+            await self.runs.emit_raw(run_id, *event)
+
+        await execute(
+            self.graph,
             inp,
             config,
             context=self.context(
@@ -390,17 +385,14 @@ class RunWorker:
                 owner=owner or "anonymous",
                 client="agent_server" if spec.kind == "agent" else "rest",
             ),
-            stream_mode=cast(Any, mapper.modes),
-            subgraphs=True,
+            mapper=mapper,
+            sink=emit,
+            cancel=cancel,
+            deadline=Deadline(self.settings.run_timeout_seconds, "RUN_TIMEOUT_SECONDS"),
+            what="run",
             durability=spec.durability,
             **options,
         )
-        async with asyncio.timeout(self.settings.run_timeout_seconds):
-            async for namespace, mode, chunk in stream:
-                for event, data in mapper.events(namespace, mode, chunk):
-                    await self.runs.emit_raw(run_id, event, data)
-            for event, data in mapper.finish():
-                await self.runs.emit_raw(run_id, event, data)
         return self._outcome(spec, await self.graph.aget_state(latest_config))
 
     @staticmethod
@@ -420,7 +412,12 @@ class RunWorker:
         return fields
 
     async def _heartbeat(
-        self, entry_id: str, run_id: str, runner: asyncio.Task[Any], record: dict[str, str]
+        self,
+        entry_id: str,
+        run_id: str,
+        runner: asyncio.Task[Any],
+        record: dict[str, str],
+        stop: asyncio.Event,
     ) -> None:
         serial = record.get("serial") == "1" and self.threads is not None
         while not runner.done():
@@ -440,7 +437,7 @@ class RunWorker:
                 self._stop_reason[run_id] = "cancel"
             else:
                 continue
-            runner.cancel()
+            stop.set()  # the executor stops the run (app.runs.executor)
             return
 
     # --- queue bookkeeping -----------------------------------------------------------------

@@ -15,6 +15,7 @@ from langgraph.types import Command
 from langgraph_sdk import get_client, get_sync_client
 from langgraph_sdk.errors import ConflictError, NotFoundError, UnprocessableEntityError
 
+from tests.agent_server.agents import STEPS
 from tests.agent_server.conftest import KEY_A, KEY_B, Receiver, wait_for
 from tests.support.processes import ApiProcess
 
@@ -556,3 +557,46 @@ def test_thread_admin(server: ApiProcess) -> None:
         client.threads.get(thread_id)
     with pytest.raises(UnprocessableEntityError, match="unknown nodes"):
         client.threads.create(supersteps=[{"updates": [{"values": {}, "as_node": "nope"}]}])
+
+
+# --- one run path: one progress event, two wires ----------------------------------------------
+async def test_a_progress_event_is_the_same_through_chat_and_an_agent_server_run(
+    server: ApiProcess,
+) -> None:
+    """What a node writes to the stream writer is one internal event (app.runs.events): /chat
+    sends it as ``progress`` {agent, data}, an Agent Server run as ``custom`` (the data as
+    written, ``custom|<namespace>`` from inside an agent's subgraph)."""
+    expected = [{"step": step, "started": True} for step in STEPS]
+    chat: list[tuple[str, Any]] = []
+    kind = "message"
+    with httpx.stream(
+        "POST",
+        f"{server.url}/chat/stream",
+        json={"message": "run the steps", "agent": "steps"},
+        headers={"X-API-Key": KEY_A},
+        timeout=60,
+    ) as response:
+        assert response.status_code == 200
+        for line in response.iter_lines():
+            if line.startswith("event:"):
+                kind = line.split(":", 1)[1].strip()
+            elif line.startswith("data:"):
+                chat.append((kind, json.loads(line.split(":", 1)[1])))
+    progress = [data for kind, data in chat if kind == "progress"]
+    assert [p["data"] for p in progress] == expected
+    assert {p["agent"] for p in progress} == {"steps"}
+    assert chat[-1][0] == "answer"
+
+    client: Any = get_client(url=server.url, api_key=KEY_A)
+    thread_id = (await client.threads.create())["thread_id"]
+    parts = [
+        part
+        async for part in client.runs.stream(
+            thread_id, "steps", input=chat_input("run the steps", "steps"),
+            stream_mode="custom", stream_subgraphs=True,
+        )
+    ]  # fmt: skip
+    custom = [part for part in parts if part.event.split("|")[0] == "custom"]
+    assert [part.data for part in custom] == expected
+    assert all(part.event.startswith("custom|steps:") for part in custom)
+    assert parts[-1].event == "end"
