@@ -3,6 +3,7 @@ handoff) and the REST endpoints, on the real app with Redis and Postgres, withou
 
 from __future__ import annotations
 
+import logging
 import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -210,11 +211,17 @@ def test_users_cannot_see_or_change_each_others_rows(client: TestClient) -> None
 
 
 def test_without_pgvector_items_serve_and_search_is_503_naming_the_fix(
-    client: TestClient,
+    caplog: pytest.LogCaptureFixture, client: TestClient
 ) -> None:
-    """The machine's Postgres 15 has no pgvector: the component starts, /health says semantic
-    search is off (degraded, not required: the process stays healthy), CRUD and text filters
-    serve, and a search answers 503 with the fix."""
+    """The machine's Postgres 15 has no pgvector: the component starts with one warning naming
+    the fix, /health says semantic search is off (degraded, not required: the process stays
+    healthy), CRUD and text filters serve, and a search answers 503 with the fix."""
+    warned = [
+        r.getMessage()
+        for r in caplog.get_records("setup")
+        if r.name == "app.components.personal" and r.levelno == logging.WARNING
+    ]
+    assert len(warned) == 1 and "pgvector" in warned[0] and "DATABASE_URL" in warned[0], warned
     health = client.get("/health", headers=A).json()
     assert health["status"] == "ok"
     personal = health["dependencies"]["personal"]
