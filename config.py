@@ -163,19 +163,9 @@ class Settings(BaseSettings):
     )
     database_url: str | None = Field(
         None,
-        description="PostgreSQL (with pgvector for the knowledge base). Unset = a private "
-        "embedded Postgres 16 with pgvector (pgserver) under DATA_DIR.",
-        json_schema_extra=_group("storage"),
-    )
-    qdrant_url: str | None = Field(
-        None,
-        description="Qdrant server, for personal items' vectors (PERSONAL_VECTOR_BACKEND). "
-        "The knowledge base is in Postgres.",
-        json_schema_extra=_group("storage"),
-    )
-    qdrant_api_key: SecretStr | None = Field(
-        None,
-        description="Qdrant API key, if the server needs one.",
+        description="PostgreSQL (with pgvector for the knowledge base and the semantic search "
+        "of tasks/meals/events). Unset = a private embedded Postgres 16 with pgvector "
+        "(pgserver) under DATA_DIR.",
         json_schema_extra=_group("storage"),
     )
     data_dir: Path = Field(
@@ -708,19 +698,6 @@ class Settings(BaseSettings):
         "UTC",
         description="Default IANA time zone of the personal agents (e.g. Europe/Berlin): "
         "natural-language dates are read in it; a request may name another.",
-        json_schema_extra=_group("personal"),
-    )
-    personal_vector_backend: Literal["auto", "qdrant", "pgvector"] = Field(
-        "auto",
-        description="Where tasks/meals/events are indexed for semantic search: auto (Qdrant "
-        "when QDRANT_URL is set, else pgvector in the Postgres when it has the extension, else "
-        "the local Qdrant), qdrant or pgvector.",
-        json_schema_extra=_group("personal"),
-    )
-    personal_qdrant_collection: str = Field(
-        "personal_items",
-        pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$",
-        description="Qdrant collection of the personal items' vectors.",
         json_schema_extra=_group("personal"),
     )
     personal_page_size: int = Field(
@@ -1335,7 +1312,7 @@ class Settings(BaseSettings):
             return [part.strip() for part in value.split(",") if part.strip()]
         return value
 
-    @field_validator("redis_url", "database_url", "qdrant_url", "openai_base_url", mode="before")
+    @field_validator("redis_url", "database_url", "openai_base_url", mode="before")
     @classmethod
     def _blank_is_unset(cls, value: Any) -> Any:
         if isinstance(value, str) and not value.strip():

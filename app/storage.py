@@ -1,4 +1,4 @@
-"""Storage connections with embedded defaults: Redis and Postgres (and a Qdrant server if set).
+"""Storage connections with embedded defaults: Redis and Postgres.
 
 With a URL set, that server is used and must answer at start-up (fail fast, naming the URL and
 the fix). With it unset, a private server runs under DATA_DIR and keeps its data between runs:
@@ -6,9 +6,8 @@ the fix). With it unset, a private server runs under DATA_DIR and keeps its data
   records the running server next to its data file, so a second process (Studio, the CLI)
   attaches to it instead of starting another, and the last one out stops it.
 - Postgres: the `pgserver` wheel (Postgres 16 with pgvector), which reference-counts its server
-  the same way. It also holds the knowledge base (`tools.knowledge`), so every process on one
-  DATA_DIR shares one knowledge base.
-- Qdrant: only a server (QDRANT_URL), for personal items' vectors; nothing opens Qdrant local mode.
+  the same way. It also holds the knowledge base (`tools.knowledge`) and the personal items'
+  vectors (`tools.personal.pgvector`), so every process on one DATA_DIR shares them.
 """
 
 from __future__ import annotations
@@ -27,7 +26,6 @@ import redis
 import redis.asyncio as aredis
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
-from qdrant_client import QdrantClient
 from redis.asyncio.retry import Retry as AsyncRetry
 from redis.backoff import ExponentialWithJitterBackoff
 from redis.retry import Retry
@@ -178,17 +176,6 @@ def _pool(url: str, timeout: float) -> AsyncConnectionPool:
     )
 
 
-# --- Qdrant ----------------------------------------------------------------------------------
-
-
-def qdrant_client(settings: Settings) -> QdrantClient | None:
-    """A client of the Qdrant server at QDRANT_URL, or None when it is unset."""
-    if not settings.qdrant_url:
-        return None
-    key = settings.qdrant_api_key.get_secret_value() if settings.qdrant_api_key else None
-    return QdrantClient(url=settings.qdrant_url, api_key=key, timeout=30)
-
-
 # --- All of them -----------------------------------------------------------------------------
 
 
@@ -202,7 +189,6 @@ class Stores:
     redis_url: str
     pg: AsyncConnectionPool
     database_url: str
-    qdrant: QdrantClient | None
     embedded: list[EmbeddedRedis | EmbeddedPostgres] = field(default_factory=list)
 
     @property
@@ -220,16 +206,10 @@ class Stores:
             async with self.pg.connection(timeout=timeout) as conn:
                 await conn.execute("SELECT 1")
 
-        async def qdrant_ping() -> None:
-            if self.qdrant is not None:
-                await asyncio.to_thread(self.qdrant.get_collections)
-
         checks = [
             ("redis", "server" if s.redis_url else "embedded", self.redis_url, redis_ping),
             ("postgres", "server" if s.database_url else "embedded", self.database_url, pg_ping),
         ]
-        if s.qdrant_url:
-            checks.append(("qdrant", "server", s.qdrant_url, qdrant_ping))
         return list(
             await asyncio.gather(
                 *(_check(name, mode, target, fn, timeout) for name, mode, target, fn in checks)
@@ -243,8 +223,6 @@ class Stores:
             except Exception as exc:  # closing must go on for the rest
                 log.warning("error while closing: %s", exc)
         self.redis_sync.close()
-        if self.qdrant is not None:
-            self.qdrant.close()
         for server in reversed(self.embedded):
             try:
                 server.stop()
@@ -308,17 +286,6 @@ async def check_postgres(url: str, timeout: float) -> None:
     )
 
 
-async def check_qdrant(client: QdrantClient, url: str) -> None:
-    """Raise StartupError unless the Qdrant server answers."""
-    await _reachable(
-        asyncio.to_thread(client.get_collections),
-        name="Qdrant",
-        url=url,
-        variable="QDRANT_URL",
-        fallback="local mode under DATA_DIR",
-    )
-
-
 async def preflight(settings: Settings) -> None:
     """Check that every server with a configured URL answers, opening nothing that stays open.
 
@@ -334,16 +301,10 @@ async def preflight(settings: Settings) -> None:
             await client.aclose()
     if settings.database_url:
         await check_postgres(settings.database_url, timeout)
-    qdrant = qdrant_client(settings)
-    if qdrant is not None and settings.qdrant_url:
-        try:
-            await check_qdrant(qdrant, settings.qdrant_url)
-        finally:
-            qdrant.close()
 
 
 async def open_stores(settings: Settings) -> Stores:
-    """Open (or start) Redis, Postgres and Qdrant; raise StartupError naming what failed."""
+    """Open (or start) Redis and Postgres; raise StartupError naming what failed."""
     timeout = settings.connect_timeout_seconds
     embedded: list[EmbeddedRedis | EmbeddedPostgres] = []
     async with AsyncExitStack() as cleanup:  # undoes everything opened so far if a step fails
@@ -370,16 +331,6 @@ async def open_stores(settings: Settings) -> Stores:
         pool = _pool(database_url, timeout)
         await pool.open(wait=True, timeout=timeout)
         cleanup.push_async_callback(pool.close)
-
-        qdrant = await asyncio.to_thread(qdrant_client, settings)
-        if qdrant is not None and settings.qdrant_url:
-            cleanup.callback(qdrant.close)
-            await check_qdrant(qdrant, settings.qdrant_url)
         cleanup.pop_all()  # everything opened: the Stores own it from here
-    log.info(
-        "storage: redis %s, postgres %s, qdrant %s",
-        redact_url(redis_url),
-        redact_url(database_url),
-        redact_url(settings.qdrant_url) if settings.qdrant_url else "not used",
-    )
-    return Stores(settings, aclient, sclient, redis_url, pool, database_url, qdrant, embedded)
+    log.info("storage: redis %s, postgres %s", redact_url(redis_url), redact_url(database_url))
+    return Stores(settings, aclient, sclient, redis_url, pool, database_url, embedded)

@@ -73,7 +73,6 @@ from graph.routing import Router  # noqa: E402
 from graph.workflow import build_registry  # noqa: E402
 from tools.knowledge.store import KnowledgeStore  # noqa: E402
 from tools.personal.models import EventCreate, MealCreate, TaskCreate  # noqa: E402
-from tools.personal.pgvector import PgVectorItemIndex  # noqa: E402
 from tools.personal.service import PersonalLimits, PersonalService  # noqa: E402
 from tools.providers.embeddings import get_embeddings  # noqa: E402
 
@@ -203,7 +202,7 @@ async def personal_fixture(
     await pool.open()
     stack.push_async_callback(pool.close)
     service = PersonalService(
-        pool, PgVectorItemIndex(pool), services.embeddings(),
+        pool, services.embeddings(),
         PersonalLimits.from_settings(services.settings),
     )  # fmt: skip
     await service.setup()
@@ -442,7 +441,6 @@ async def run_set(labeled: LabeledSet, args: argparse.Namespace) -> dict[str, An
             settings: Settings = load_settings(
                 data_dir=workdir,
                 database_url=None,
-                qdrant_url=None,
                 llm_provider="none",
                 enable_reranking=False,
             )

@@ -245,12 +245,13 @@ def make_build(definition: AgentDefinition) -> Any:
 
 def make_probe(name: str) -> Any:
     """The router's data tier for a personal agent: how close the owner's own nearest item
-    is to the message (cosine, 0..1); None without the store or without items."""
+    is to the message (cosine, 0..1); None without the store, without semantic search (no
+    pgvector) or without items."""
     kind = KINDS[name]
 
     async def probe(message: str, services: AgentServices, owner: str) -> float | None:
         service = _optional(services, PersonalService)
-        if service is None:
+        if service is None or service.semantic_search_off:
             return None
         hits = await service.search(owner, kind, message, limit=1)
         return float(hits[0].score) if hits else None

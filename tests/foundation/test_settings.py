@@ -30,7 +30,8 @@ def test_defaults_match_the_documented_values() -> None:
     assert (s.reranker_fetch_k, s.retrieval_top_k, s.rrf_k) == (15, 4, 60)
     assert s.message_keep_last == 20
     assert (s.rate_limit_per_minute, s.max_files, s.max_request_bytes) == (100, 1000, 10 * 2**20)
-    assert s.redis_url is None and s.database_url is None and s.qdrant_url is None
+    assert s.redis_url is None and s.database_url is None
+    assert not hasattr(s, "qdrant_url")  # personal vectors are in Postgres (pgvector)
 
 
 def test_deepseek_variables_are_the_openai_settings(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -47,7 +47,6 @@ def make_settings(tmp_path: Path, knowledge_db: str) -> Callable[..., Settings]:
         values: dict[str, Any] = {
             "data_dir": tmp_path / "data",
             "database_url": knowledge_db,
-            "qdrant_url": None,
             "chunk_size": 400,
             "chunk_overlap": 80,
             "enable_reranking": False,

@@ -53,7 +53,6 @@ def app_settings(tmp_path: Path, redis_url: str, knowledge_db: str) -> Callable[
             "data_dir": tmp_path / "data",
             "redis_url": redis_url,
             "database_url": knowledge_db,
-            "qdrant_url": None,
             "llm_provider": "none",
             "ollama_base_url": f"http://127.0.0.1:{free_port()}",
             "chunk_size": 400,

@@ -22,7 +22,6 @@ def data_dir(tmp_path: Path, knowledge_db: str, monkeypatch: pytest.MonkeyPatch)
     for name, value in {
         "DATA_DIR": str(tmp_path / "data"),
         "DATABASE_URL": knowledge_db,
-        "QDRANT_URL": "",
         "LLM_PROVIDER": "none",
         "CHUNK_SIZE": "400",
         "CHUNK_OVERLAP": "80",

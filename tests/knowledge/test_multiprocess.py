@@ -53,7 +53,6 @@ def embedded_env(data_dir: Path) -> dict[str, str]:
         "DATA_DIR": str(data_dir),
         "REDIS_URL": "",
         "DATABASE_URL": "",
-        "QDRANT_URL": "",
         "LLM_PROVIDER": "none",
         "CHUNK_SIZE": "400",
         "CHUNK_OVERLAP": "80",

@@ -25,7 +25,6 @@ from tests.support.graphs import agent_services
 from tools.knowledge.store import KnowledgeStore
 from tools.knowledge.types import SearchHit
 from tools.personal.models import MealCreate
-from tools.personal.pgvector import PgVectorItemIndex
 from tools.personal.service import PersonalService
 from tools.providers.embeddings import SentenceTransformerEmbeddings
 
@@ -101,7 +100,7 @@ async def meals(
         kwargs={"autocommit": True, "prepare_threshold": None, "row_factory": dict_row},
     )  # fmt: skip
     await pool.open()
-    service = PersonalService(pool, PgVectorItemIndex(pool), embedder)
+    service = PersonalService(pool, embedder)
     await service.setup()
     for when, kind, what in [
         ("2026-11-20T19:30:00+00:00", "dinner", "Chicken curry with rice"),

@@ -1,6 +1,6 @@
 """The deterministic interpreter on the request table (tests/personal/cases.py): every request
-makes exactly the expected tool calls (or handoff) and leaves the expected rows, against the
-machine's Postgres and Qdrant local mode."""
+makes exactly the expected tool calls (or handoff) and leaves the expected rows, against a
+Postgres with pgvector."""
 
 from __future__ import annotations
 
@@ -132,11 +132,11 @@ async def check(
 
 
 @pytest.mark.parametrize("case", CASES, ids=[f"{c.agent}:{c.text[:40]}" for c in CASES])
-async def test_request(case: Case, qdrant_service: PersonalService, user: str) -> None:
-    ids = await seed(qdrant_service, user)
+async def test_request(case: Case, service: PersonalService, user: str) -> None:
+    ids = await seed(service, user)
     ctx = PersonalContext(
         user_id=user,
-        service=qdrant_service,
+        service=service,
         timezone="Europe/Berlin",
         now=NOW,
         memory=InMemoryStore(),
@@ -155,7 +155,7 @@ async def test_request(case: Case, qdrant_service: PersonalService, user: str) -
     assert result.method == "interpreter"
     if case.calls and not case.text.startswith(("send", "announce")):
         assert all(c.ok for c in result.tool_calls), result.answer
-    await check(case, result, qdrant_service, user)
+    await check(case, result, service, user)
 
 
 def test_table_is_large_enough() -> None:

@@ -65,7 +65,7 @@ def ctx(service: PersonalService, user: str, **extra: Any) -> PersonalContext:
 
 
 async def test_each_agent_offers_only_its_own_tools(
-    stub_openai: StubOpenAI, qdrant_service: PersonalService, user: str
+    stub_openai: StubOpenAI, service: PersonalService, user: str
 ) -> None:
     stub_openai.responder = script(StubReply(content="ok"))
     llm = model(stub_openai)
@@ -77,7 +77,7 @@ async def test_each_agent_offers_only_its_own_tools(
     ):
         agent = build(llm)
         assert build(llm) is agent  # created once, reused
-        result = await agent.run("hello", context=ctx(qdrant_service, user))
+        result = await agent.run("hello", context=ctx(service, user))
         assert result.method == "llm" and result.answer == "ok"
         seen[name] = tool_names(stub_openai.requests[-1])
     assert {"create_task", "complete_task", "transfer_to_event"} <= seen["task"]
@@ -92,7 +92,7 @@ async def test_each_agent_offers_only_its_own_tools(
 
 
 async def test_model_creates_a_task_with_a_natural_date(
-    stub_openai: StubOpenAI, qdrant_service: PersonalService, user: str
+    stub_openai: StubOpenAI, service: PersonalService, user: str
 ) -> None:
     stub_openai.responder = script(
         StubReply(
@@ -107,12 +107,12 @@ async def test_model_creates_a_task_with_a_natural_date(
     )
     result = await run_task_agent(
         "remind me to renew my passport next Friday at 9",
-        context=ctx(qdrant_service, user),
+        context=ctx(service, user),
         model=model(stub_openai),
     )
     assert result.answer == "Done: I will remind you on Friday at 9."
     assert [(c.name, c.ok) for c in result.tool_calls] == [("create_task", True)]
-    [task] = (await qdrant_service.list_tasks(user)).items
+    [task] = (await service.list_tasks(user)).items
     assert (task.title, task.due_at, task.priority) == (
         "Renew my passport",
         datetime(2025, 3, 14, 9, tzinfo=BERLIN),
@@ -123,12 +123,12 @@ async def test_model_creates_a_task_with_a_natural_date(
 
 
 async def test_context_section_lets_the_model_resolve_the_second_one(
-    stub_openai: StubOpenAI, qdrant_service: PersonalService, user: str
+    stub_openai: StubOpenAI, service: PersonalService, user: str
 ) -> None:
     llm = model(stub_openai)
     for title in ("Pay rent", "Call Bob"):
-        await run_task_agent(f"remind me to {title} tomorrow", context=ctx(qdrant_service, user))
-    shown = await run_task_agent("what's due tomorrow?", context=ctx(qdrant_service, user))
+        await run_task_agent(f"remind me to {title} tomorrow", context=ctx(service, user))
+    shown = await run_task_agent("what's due tomorrow?", context=ctx(service, user))
     second = shown.context["last_list"][1]["id"]
     stub_openai.responder = script(
         StubReply(tool_calls=[("complete_task", {"task_id": second})]),
@@ -136,18 +136,18 @@ async def test_context_section_lets_the_model_resolve_the_second_one(
     )
     result = await run_task_agent(
         "mark the second one done",
-        context=ctx(qdrant_service, user),
+        context=ctx(service, user),
         model=llm,
         domain_context=shown.context,
     )
     prompt = system_text(stub_openai.requests[0])
     assert "## Context" in prompt and f"2. #{second}" in prompt
-    assert (await qdrant_service.get_task(user, second)).status == "done"
+    assert (await service.get_task(user, second)).status == "done"
     assert result.tool_calls[0].ok
 
 
 async def test_transfer_tool_hands_off_and_the_event_agent_continues(
-    stub_openai: StubOpenAI, qdrant_service: PersonalService, user: str
+    stub_openai: StubOpenAI, service: PersonalService, user: str
 ) -> None:
     llm = model(stub_openai)
     stub_openai.responder = script(
@@ -168,7 +168,7 @@ async def test_transfer_tool_hands_off_and_the_event_agent_continues(
     )
     first = await run_task_agent(
         "remind me to renew my passport next Friday at 9 and put it on my calendar",
-        context=ctx(qdrant_service, user),
+        context=ctx(service, user),
         model=llm,
     )
     assert [c.name for c in first.tool_calls] == ["create_task", "transfer_to_event"]
@@ -191,29 +191,27 @@ async def test_transfer_tool_hands_off_and_the_event_agent_continues(
     )
     second = await run_event_agent(
         "remind me to renew my passport next Friday at 9 and put it on my calendar",
-        context=ctx(qdrant_service, user),
+        context=ctx(service, user),
         model=llm,
         handoff=first.handoff,
     )
     assert "Handed over by the task agent" in system_text(stub_openai.requests[0])
     assert second.answer == "It is on your calendar." and not second.handoff.should_handoff
-    [event] = (await qdrant_service.list_events(user)).items
+    [event] = (await service.list_events(user)).items
     assert event.title == "Renew my passport" and event.starts_at.hour == 9
 
 
 async def test_a_transfer_back_to_the_sender_is_refused(
-    stub_openai: StubOpenAI, qdrant_service: PersonalService, user: str
+    stub_openai: StubOpenAI, service: PersonalService, user: str
 ) -> None:
-    first = await run_task_agent(
-        "what's on my calendar tomorrow?", context=ctx(qdrant_service, user)
-    )
+    first = await run_task_agent("what's on my calendar tomorrow?", context=ctx(service, user))
     assert first.handoff.target_agent == "event"
     stub_openai.responder = script(
         StubReply(tool_calls=[("transfer_to_task", {"reason": "not mine"})]),
     )
     back = await run_event_agent(
         "what's on my calendar tomorrow?",
-        context=ctx(qdrant_service, user),
+        context=ctx(service, user),
         model=model(stub_openai),
         handoff=first.handoff,
     )
@@ -229,7 +227,7 @@ async def pg_store(postgres_url: str) -> AsyncIterator[AsyncPostgresStore]:
 
 async def test_facts_live_in_the_postgres_store_across_sessions(
     stub_openai: StubOpenAI,
-    qdrant_service: PersonalService,
+    service: PersonalService,
     user: str,
     pg_store: AsyncPostgresStore,
 ) -> None:
@@ -239,16 +237,14 @@ async def test_facts_live_in_the_postgres_store_across_sessions(
         StubReply(content="Noted."),
     )
     await build_food_agent(llm).run(
-        "I'm vegetarian, remember that", context=ctx(qdrant_service, user, memory=pg_store)
+        "I'm vegetarian, remember that", context=ctx(service, user, memory=pg_store)
     )
     # A later session of the same user, with another agent: the fact is in its prompt.
     stub_openai.reset()
     stub_openai.responder = script(StubReply(content="ok"))
-    await run_event_agent("hello", context=ctx(qdrant_service, user, memory=pg_store), model=llm)
+    await run_event_agent("hello", context=ctx(service, user, memory=pg_store), model=llm)
     assert "Known facts about the user: is vegetarian" in system_text(stub_openai.requests[0])
     # Another user does not see it.
     stub_openai.reset()
-    await run_event_agent(
-        "hello", context=ctx(qdrant_service, user + "-2", memory=pg_store), model=llm
-    )
+    await run_event_agent("hello", context=ctx(service, user + "-2", memory=pg_store), model=llm)
     assert "vegetarian" not in system_text(stub_openai.requests[0])

@@ -1,5 +1,5 @@
-"""The engine against real Postgres and both vector backends: CRUD, filters, pages, search,
-hybrid search, totals, migrations and the row/vector consistency."""
+"""The engine against real Postgres with pgvector: CRUD, filters, pages, search, hybrid search,
+totals, migrations and the row/vector consistency; and without pgvector: everything but search."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from tools.personal.models import (
     TaskFilter,
     TaskUpdate,
 )
-from tools.personal.service import InvalidItem, NotFound, PersonalService
+from tools.personal.service import InvalidItem, NotFound, PersonalService, SemanticSearchOff
 
 
 async def test_migrations_are_idempotent_and_safe_concurrently(postgres_url: str) -> None:
@@ -178,3 +178,24 @@ async def test_hybrid_filters_then_ranks_and_folds_duplicates(
     assert "call the moving company" not in titles  # the filter comes first
     assert all(h.item.priority == "high" for h in hits)
     assert await service.hybrid_search(user, "task", "move", TaskFilter(tags=["nothing"])) == []
+
+
+async def test_without_pgvector_rows_work_and_search_is_off(
+    service_without_pgvector: PersonalService, user: str
+) -> None:
+    service = service_without_pgvector
+    task = await service.create_task(user, TaskCreate(title="Renew passport", tags=["admin"]))
+    assert (await service.list_tasks(user, TaskFilter(text="passport"))).total == 1
+    changed = await service.update_task(user, task.id, TaskUpdate(title="Renew ID"))
+    assert changed.title == "Renew ID"
+    assert await service.index.item_ids(user, "task") == set()
+    searches = (
+        service.search(user, "task", "passport"),
+        service.hybrid_search(user, "task", "passport", TaskFilter(tags=["admin"])),
+        service.reindex(user),
+    )
+    for search in searches:
+        with pytest.raises(SemanticSearchOff) as refused:
+            await search
+        assert refused.value.status == 503 and "pgvector" in str(refused.value)
+    assert (await service.delete_task(user, task.id)).id == task.id

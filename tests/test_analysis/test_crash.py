@@ -49,7 +49,7 @@ def api_env(
     return {
         "REDIS_URL": redis.url,
         "DATABASE_URL": postgres_url,
-        "DATA_DIR": str(tmp_path / name),  # each process its own local Qdrant folder
+        "DATA_DIR": str(tmp_path / name),  # each process its own data folder
         "LLM_PROVIDER": "openai",
         "OPENAI_API_KEY": "sk-test",
         "OPENAI_BASE_URL": recorder.base_url,  # type: ignore[attr-defined]

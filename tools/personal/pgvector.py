@@ -1,26 +1,57 @@
-"""Personal items' vectors in Postgres with pgvector: `personal.item_vectors`.
+"""Personal items' vectors in Postgres with pgvector: `personal.item_vectors`, owner-scoped SQL.
 
-The embedded default (DATABASE_URL unset runs pgserver's Postgres 16, which ships pgvector), so
-every Switchyard process on one DATA_DIR shares one index. Searches are exact (a sequential scan
-of one user's rows through the `(user_id, kind)` index): an approximate HNSW/IVFFlat index would
-filter *after* its candidate list on pgvector < 0.8, silently losing a user's items when other
-users own most vectors, and a user's own items are few enough to scan.
+pgvector is the one vector store of personal items, as it is the knowledge base's: the rows and
+their vectors live in one database (a row and its vector commit or roll back together), every
+Switchyard process on one DATA_DIR shares them (the embedded Postgres 16 ships pgvector), and
+no second server is needed. Every statement names the owner: an item id of another user is never
+returned and never removed.
+
+Searches are exact (a sequential scan of one user's rows through the `(user_id, kind)` index):
+an approximate HNSW/IVFFlat index would filter *after* its candidate list on pgvector < 0.8,
+silently losing a user's items when other users own most vectors, and a user's own items are
+few enough to scan.
+
+A Postgres without the extension does not stop the personal engine (the knowledge store's rule):
+`ensure` records why in `missing`, writes keep no vectors, and the engine's searches refuse with
+that reason (`tools.personal.service.SemanticSearchOff`).
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 
 from psycopg import AsyncConnection
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
 from tools.personal.models import Kind
-from tools.personal.vectors import VectorIndexError, VectorPoint
 
 #: Advisory lock serialising the creation of the extension and the table across processes.
 PGVECTOR_LOCK = 0x5357_5950_4552_0002
+
+#: Why semantic search is off on a Postgres without pgvector, and the fix.
+NO_PGVECTOR = (
+    "Semantic search of tasks, meals and events is off: this Postgres has no pgvector "
+    "extension. Use a Postgres with pgvector (leave DATABASE_URL unset for the embedded one, "
+    "which ships it) or install it on the server (Debian/Ubuntu: postgresql-<version>-pgvector; "
+    "Docker: the pgvector/pgvector:pg16 image), then restart"
+)
+
+
+class VectorIndexError(RuntimeError):
+    """The vector table cannot be used as configured; the message says how to fix it."""
+
+
+@dataclass(frozen=True, slots=True)
+class VectorPoint:
+    """One item's vector and who owns it."""
+
+    kind: Kind
+    item_id: int
+    user_id: str
+    vector: list[float]
 
 
 def vector_literal(vector: Sequence[float]) -> str:
@@ -29,15 +60,18 @@ def vector_literal(vector: Sequence[float]) -> str:
 
 
 class PgVectorItemIndex:
-    """`ItemVectorIndex` on a pgvector table in the given pool's database."""
-
-    backend = "pgvector"
+    """Personal items' vectors in a pgvector table of the given pool's database."""
 
     def __init__(self, pool: AsyncConnectionPool) -> None:
         self.pool = pool
         self._ready: int | None = None
+        #: Why there are no vectors (no pgvector in this Postgres), or None when there are.
+        self.missing: str | None = None
 
     async def ensure(self, dimension: int) -> None:
+        """Create the extension and the table for vectors of `dimension` (idempotent). Without
+        pgvector, record the reason in `missing` instead; a table of another size raises
+        `VectorIndexError`."""
         if self._ready == dimension:
             return
         if not 1 <= dimension <= 16_000:
@@ -46,11 +80,8 @@ class PgVectorItemIndex:
             await conn.execute("SELECT pg_advisory_xact_lock(%s)", (PGVECTOR_LOCK,))
             cur = await conn.execute("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'")
             if await cur.fetchone() is None:
-                raise VectorIndexError(
-                    "This Postgres has no pgvector extension: install it (Debian: "
-                    "postgresql-<version>-pgvector), unset DATABASE_URL to use the embedded "
-                    "Postgres (which has it), or set QDRANT_URL to keep vectors in Qdrant"
-                )
+                self.missing = NO_PGVECTOR
+                return
             await conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
             await conn.execute("CREATE SCHEMA IF NOT EXISTS personal")
             await conn.execute(
@@ -75,12 +106,15 @@ class PgVectorItemIndex:
                 f"makes {dimension}: drop that table (DROP TABLE personal.item_vectors) and "
                 "reindex, or go back to the previous EMBEDDING_MODEL"
             )
+        self.missing = None
         self._ready = dimension
 
     async def upsert(
         self, points: Sequence[VectorPoint], conn: AsyncConnection | None = None
     ) -> None:
-        if not points:
+        """Insert or replace the vectors of these items (nothing without pgvector). `conn`: a
+        connection of this pool in a transaction the write joins."""
+        if not points or self.missing:
             return
         async with self._connection(conn) as active, active.cursor() as cur:
             await cur.executemany(
@@ -98,7 +132,8 @@ class PgVectorItemIndex:
         item_ids: Sequence[int],
         conn: AsyncConnection | None = None,
     ) -> None:
-        if not item_ids:
+        """Remove these items' vectors (only the user's own); `conn` as for `upsert`."""
+        if not item_ids or self.missing:
             return
         async with self._connection(conn) as active:
             await active.execute(
@@ -115,6 +150,10 @@ class PgVectorItemIndex:
         limit: int,
         ids: Sequence[int] | None = None,
     ) -> list[tuple[int, float]]:
+        """`(item_id, cosine similarity)` of the user's nearest items, best first; `ids`
+        restricts the search to those items (the hybrid path's candidates)."""
+        if self.missing:
+            raise VectorIndexError(self.missing)
         if limit <= 0 or (ids is not None and not ids):
             return []
         scope = " AND item_id = ANY(%s)" if ids is not None else ""
@@ -133,6 +172,9 @@ class PgVectorItemIndex:
             return [(int(r["item_id"]), float(r["score"])) for r in await cur.fetchall()]
 
     async def item_ids(self, user_id: str, kind: Kind) -> set[int]:
+        """Every item id of the user's kind that has a vector (for checks and resync)."""
+        if self.missing:
+            return set()
         async with self.pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
             await cur.execute(
                 "SELECT item_id FROM personal.item_vectors WHERE user_id = %s AND kind = %s",
@@ -143,12 +185,9 @@ class PgVectorItemIndex:
     @asynccontextmanager
     async def _connection(self, conn: AsyncConnection | None) -> AsyncIterator[AsyncConnection]:
         # Joining the caller's transaction makes a row and its vector commit (or roll back)
-        # together; the caller passes `conn` only when it comes from this index's own pool.
+        # together.
         if conn is not None:
             yield conn
             return
         async with self.pool.connection() as own:
             yield own
-
-    async def close(self) -> None:
-        """The pool belongs to the caller; nothing to release here."""

@@ -2,8 +2,8 @@
 
 The one engine behind the personal agents' tools and the REST endpoints:
 
-    service = PersonalService(pool, index, embeddings, PersonalLimits.from_settings(settings))
-    await service.setup()                                  # migrations + vector index
+    service = PersonalService(pool, embeddings, PersonalLimits.from_settings(settings))
+    await service.setup()                                  # migrations + vector table
     task = await service.create_task("alice", TaskCreate(title="Renew passport", ...))
     page = await service.list_tasks("alice", TaskFilter(status=["open"]), limit=20, offset=0)
     hits = await service.search("alice", "task", "tax return")
@@ -11,8 +11,11 @@ The one engine behind the personal agents' tools and the REST endpoints:
 
 Every method takes the owner's `user_id` first and touches only that user's rows; an id of
 another user's row behaves as a missing one (`NotFound`). Each write changes the row and its
-vector together: the row is written in a transaction, the vector is written before it commits
-(inside the same transaction with pgvector), and a failed vector write rolls the row back.
+vector together: both are written in one transaction of the same Postgres (the vectors are in
+pgvector, `tools.personal.pgvector`), and a failed vector write rolls the row back.
+
+On a Postgres without pgvector the engine still stores, lists and filters items (without
+vectors); its semantic and hybrid searches refuse with `SemanticSearchOff` (503, naming the fix).
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from psycopg import AsyncConnection, sql
 from psycopg_pool import AsyncConnectionPool
 
 from tools.hybrid import weighted_rrf
+from tools.operations import OperationError
 from tools.personal.migrations import migrate
 from tools.personal.models import (
     Event,
@@ -49,6 +53,7 @@ from tools.personal.models import (
     TaskUpdate,
     item_text,
 )
+from tools.personal.pgvector import PgVectorItemIndex, VectorPoint
 from tools.personal.repository import (
     SPECS,
     TEXT_SQL,
@@ -60,7 +65,6 @@ from tools.personal.repository import (
     nutrition_rows,
     task_clauses,
 )
-from tools.personal.vectors import ItemVectorIndex, VectorPoint
 
 if TYPE_CHECKING:
     from config import Settings
@@ -86,6 +90,13 @@ class NotFound(LookupError):
 
 class InvalidItem(ValueError):
     """The change would break a rule of the data (e.g. an event ending before it starts)."""
+
+
+class SemanticSearchOff(OperationError):
+    """Semantic and hybrid search need pgvector, which this Postgres lacks (503: the message
+    names the fix; everything else of the personal engine works)."""
+
+    status = 503
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,12 +150,12 @@ class PersonalService:
     def __init__(
         self,
         pool: AsyncConnectionPool,
-        index: ItemVectorIndex,
         embeddings: Embeddings,
         limits: PersonalLimits | None = None,
     ) -> None:
         self.pool = pool
-        self.index = index
+        #: The items' vectors, in the same Postgres as the rows.
+        self.index = PgVectorItemIndex(pool)
         self.embeddings = embeddings
         self.limits = limits or PersonalLimits()
         self.repos: dict[Kind, Repository] = {
@@ -152,15 +163,22 @@ class PersonalService:
         }
 
     async def setup(self) -> None:
-        """Apply the schema migrations and create the vector index (idempotent, at start-up)."""
+        """Apply the schema migrations and create the vector table (idempotent, at start-up);
+        without pgvector, `semantic_search_off` says why."""
         await migrate(self.pool)
         probe = await self.embeddings.aembed_query("dimension probe")
         await self.index.ensure(len(probe))
 
-    # --- shared machinery ------------------------------------------------------------------
+    @property
+    def semantic_search_off(self) -> str | None:
+        """Why semantic search is off (no pgvector, with the fix), or None when it is on."""
+        return self.index.missing
 
-    def _joins(self) -> bool:
-        return getattr(self.index, "pool", None) is self.pool
+    def _require_vectors(self) -> None:
+        if self.index.missing:
+            raise SemanticSearchOff(self.index.missing)
+
+    # --- shared machinery ------------------------------------------------------------------
 
     async def _embed(self, kind: Kind, row: dict[str, Any]) -> list[float]:
         return list(await self.embeddings.aembed_query(item_text(kind, row)))
@@ -171,7 +189,7 @@ class PersonalService:
     async def _index_row(self, conn: AsyncConnection, kind: Kind, row: dict[str, Any]) -> None:
         vector = await self._embed(kind, row)
         point = VectorPoint(kind, int(row["id"]), str(row["user_id"]), vector)
-        await self.index.upsert([point], conn=conn if self._joins() else None)
+        await self.index.upsert([point], conn=conn)
 
     async def _create(self, kind: Kind, user_id: str, values: dict[str, Any]) -> AnyItem:
         try:
@@ -207,7 +225,7 @@ class PersonalService:
             row = await self.repos[kind].delete(conn, user_id, item_id)
             if row is None:
                 raise NotFound(kind, item_id)
-            await self.index.delete(user_id, kind, [item_id], conn=conn if self._joins() else None)
+            await self.index.delete(user_id, kind, [item_id], conn=conn)
         return self._model(kind, row)
 
     async def get(self, user_id: str, kind: Kind, item_id: int) -> AnyItem:
@@ -276,8 +294,10 @@ class PersonalService:
     async def search(
         self, user_id: str, kind: Kind, query: str, *, limit: int | None = None
     ) -> list[Hit[Any]]:
-        """The user's items of `kind` nearest in meaning to `query` (cosine score, best first)."""
+        """The user's items of `kind` nearest in meaning to `query` (cosine score, best first);
+        `SemanticSearchOff` without pgvector."""
         size = self._search_limit(limit)
+        self._require_vectors()
         vector = await self.embeddings.aembed_query(query)
         found = await self.index.search(user_id, kind, vector, size)
         items = {
@@ -305,9 +325,11 @@ class PersonalService:
         The filter (SQL) picks at most `hybrid_candidates` rows; they are ranked by the vector
         index (restricted to those ids) and by Postgres full-text search, the two rankings fused
         by weighted Reciprocal Rank Fusion; each item appears once, and items with the same text
-        (the same meal logged twice) are folded into the best-ranked one.
+        (the same meal logged twice) are folded into the best-ranked one. `SemanticSearchOff`
+        without pgvector.
         """
         size = self._search_limit(limit)
+        self._require_vectors()
         clauses = _clauses(kind, flt)
         repo = self.repos[kind]
         async with self.pool.connection() as conn:
@@ -500,8 +522,10 @@ class PersonalService:
     # --- maintenance -----------------------------------------------------------------------
 
     async def reindex(self, user_id: str) -> dict[str, int]:
-        """Make the user's vectors match their rows (after a crash or a backend switch):
-        re-embed every row, drop vectors whose row is gone. Returns counts per kind."""
+        """Make the user's vectors match their rows (e.g. rows stored before the Postgres had
+        pgvector): re-embed every row, drop vectors whose row is gone. Returns counts per kind;
+        `SemanticSearchOff` without pgvector."""
+        self._require_vectors()
         counts: dict[str, int] = {}
         for kind, repo in self.repos.items():
             async with self.pool.connection() as conn:
