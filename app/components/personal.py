@@ -29,7 +29,7 @@ from langgraph.store.base import BaseStore
 from langgraph.store.postgres import AsyncPostgresStore
 
 from app.components.base import Components
-from app.storage import Dependency, StartupError
+from app.storage import Dependency, StartupError, Stores
 from tools.personal.pgvector import VectorIndexError
 from tools.personal.service import PersonalLimits, PersonalService
 from tools.personal.webhooks import WebhookConfig, WebhookSender
@@ -38,6 +38,21 @@ log = logging.getLogger(__name__)
 
 #: How long the health check waits for a connection.
 HEALTH_TIMEOUT_SECONDS = 3.0
+
+
+#: Key of the session advisory lock around the memory store's migrations (unique to us).
+MEMORY_SETUP_LOCK = 0x5357_4D45_4D4F_5259
+
+
+async def setup_memory(memory: AsyncPostgresStore, stores: Stores) -> None:
+    """Run LangGraph's store migrations, one process at a time: two processes starting at once
+    on one Postgres both inserted the same migration row (UniqueViolation) without the lock."""
+    async with stores.pg.connection() as conn:
+        await conn.execute("SELECT pg_advisory_lock(%s)", (MEMORY_SETUP_LOCK,))
+        try:
+            await memory.setup()
+        finally:
+            await conn.execute("SELECT pg_advisory_unlock(%s)", (MEMORY_SETUP_LOCK,))
 
 
 async def start_personal(components: Components) -> None:
@@ -54,7 +69,7 @@ async def start_personal(components: Components) -> None:
     if service.semantic_search_off:
         log.warning("personal: %s", service.semantic_search_off)
     memory = AsyncPostgresStore(stores.pg)  # type: ignore[arg-type]
-    await memory.setup()
+    await setup_memory(memory, stores)
     # a Redis Cluster client has the same stream commands the dead letters use
     dead_letters: Any = stores.redis
     webhooks = WebhookSender(WebhookConfig.from_settings(settings), redis=dead_letters)
