@@ -132,7 +132,8 @@ class AgentOptions(BaseModel):
 
 def override(setting: str, description: str | None = None) -> Any:
     """A per-run option overriding ``setting``, with the setting's bounds (None = the setting)."""
-    info = Settings.model_fields[setting]
+    spec = Settings.spec(setting)
+    info = spec.field
     bounds: dict[str, Any] = {}
     for meta in info.metadata:
         for name in _BOUNDS:
@@ -140,7 +141,7 @@ def override(setting: str, description: str | None = None) -> Any:
             if value is not None:
                 bounds[name] = value
     text = description or info.description or ""
-    return Field(None, description=f"{text} Overrides {setting.upper()} for this run.", **bounds)
+    return Field(None, description=f"{text} Overrides {spec.env} for this run.", **bounds)
 
 
 class RunContext(BaseModel):

@@ -7,11 +7,14 @@ a REST handler answers 503); every failure of the code itself is a `TestCodeOutp
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from config import Settings
 from tools.coding.schemas import TestCodeOutput, TestData
 from tools.sandbox import Sandbox
+
+if TYPE_CHECKING:
+    # config composes tools.*.settings: importing it here at run time would be circular.
+    from config import Settings
 
 
 @dataclass(frozen=True)

@@ -14,13 +14,12 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from langchain_core.language_models import BaseChatModel
 from langgraph.runtime import get_runtime
 from pydantic import BaseModel
 
-from config import Settings
 from tools.coding.diagnose import analyze_error
 from tools.coding.execute import CodeLimits, check_code_size, execute_code
 from tools.coding.generate import generate_code
@@ -38,6 +37,10 @@ from tools.coding.schemas import (
 from tools.coding.static_check import check_code
 from tools.sandbox import Sandbox
 from tools.sandbox.layout import allowed_import_names
+
+if TYPE_CHECKING:
+    # config composes tools.*.settings: importing it here at run time would be circular.
+    from config import Settings
 
 Out = TypeVar("Out", bound=BaseModel)
 

@@ -21,15 +21,18 @@ import tempfile
 import threading
 import weakref
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from config import Settings
 from tools.sandbox.errors import SandboxOwnerBusy, SandboxUnavailable
 from tools.sandbox.layout import Layout, Mode, bwrap_command, current_mode, resolve_layout
 from tools.sandbox.limits import MIB, SandboxLimits
 from tools.sandbox.outcome import ExecutionOutcome, SandboxStats
 from tools.sandbox.process import ProcessRun, run_capped
 from tools.sandbox.seccomp import compiled_filter
+
+if TYPE_CHECKING:
+    # config composes tools.*.settings: importing it here at run time would be circular.
+    from config import Settings
 
 logger = logging.getLogger(__name__)
 

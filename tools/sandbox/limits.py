@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from config import Settings
+if TYPE_CHECKING:
+    # config composes tools.*.settings: importing it here at run time would be circular.
+    from config import Settings
+
 
 MIB = 1024 * 1024
 

