@@ -39,15 +39,17 @@ def _serve(settings: Settings, host: str | None, port: int | None) -> int:
     from app.storage import StartupError, preflight
     from tools.providers.chat_models import LLMConfigError, detect_provider
 
-    host = host or settings.host
-    settings = settings.model_copy(update={"host": host})  # the app checks the real bind too
+    host = host or settings.api.host
+    settings = settings.model_copy(
+        update={"api": settings.api.model_copy(update={"host": host})}
+    )  # the app checks the real bind too
     refusal = open_door(settings, host)
     if refusal is not None:  # before anything starts: one line, naming the settings
         print(f"Switchyard cannot start: {refusal}", file=sys.stderr)
         return 2
     try:
         asyncio.run(preflight(settings))
-        if settings.llm_provider in ("openai", "ollama"):
+        if settings.llm.provider in ("openai", "ollama"):
             detect_provider(settings)  # an explicit provider's configuration errors, no probing
     except (StartupError, LLMConfigError) as exc:
         print(f"Switchyard cannot start: {exc}", file=sys.stderr)
@@ -56,8 +58,8 @@ def _serve(settings: Settings, host: str | None, port: int | None) -> int:
     uvicorn.run(
         create_app(settings),
         host=host,
-        port=port or settings.port,
-        log_level=settings.log_level.lower(),
+        port=port or settings.api.port,
+        log_level=settings.api.log_level.lower(),
     )
     return 0
 
@@ -97,7 +99,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(exc, file=sys.stderr)
         return 2
     logging.basicConfig(
-        level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+        level=settings.api.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     # The embedded servers' wheels log every command they run (initdb, pg_ctl) at INFO; their
     # warnings and errors still show.

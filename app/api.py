@@ -64,10 +64,10 @@ def create_app(
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         # HOST is where `serve` binds; an app started by another launcher on a public address
         # is refused per request instead (`app.security.identify`).
-        refusal = open_door(settings, settings.host)
+        refusal = open_door(settings, settings.api.host)
         if refusal is not None:
             raise StartupError(refusal)
-        if settings.allow_anonymous and not auth_keys(settings):
+        if settings.security.allow_anonymous and not auth_keys(settings):
             log.warning("ALLOW_ANONYMOUS=true: every caller is one owner who may do everything")
         services = await Services.start(settings, registry=registry, listed=listed)
         try:
@@ -109,13 +109,13 @@ def create_app(
     for outage in outages:
         app.add_exception_handler(outage, unavailable_error)
     app.add_exception_handler(Exception, unexpected_error)
-    app.add_middleware(BodySizeLimit, max_bytes=settings.max_request_bytes)
+    app.add_middleware(BodySizeLimit, max_bytes=settings.api.max_request_bytes)
     app.state.owner_metrics = OwnerMetrics()
     app.add_middleware(OwnerMetricsMiddleware, metrics=app.state.owner_metrics)
-    if settings.cors_origins:
+    if settings.api.cors_origins:
         app.add_middleware(
             CORSMiddleware,
-            allow_origins=settings.cors_origins,
+            allow_origins=settings.api.cors_origins,
             allow_methods=["*"],
             allow_headers=["*"],
             # the Agent Server clients read these (run ids, re-attach URLs, pages)

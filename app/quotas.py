@@ -62,27 +62,27 @@ def check_json_size(value: Any, *, what: str, limit: int, setting: str) -> None:
 def check_metadata(settings: Settings, value: Any, what: str = "metadata") -> None:
     """413 when metadata is above MAX_METADATA_BYTES."""
     check_json_size(
-        value, what=what, limit=settings.max_metadata_bytes, setting="MAX_METADATA_BYTES"
+        value, what=what, limit=settings.quotas.max_metadata_bytes, setting="MAX_METADATA_BYTES"
     )
 
 
 def check_run_input(settings: Settings, value: Any, what: str = "input") -> None:
     """413 when a run's input (or command, or state values) is above MAX_RUN_INPUT_BYTES."""
     check_json_size(
-        value, what=what, limit=settings.max_run_input_bytes, setting="MAX_RUN_INPUT_BYTES"
+        value, what=what, limit=settings.quotas.max_run_input_bytes, setting="MAX_RUN_INPUT_BYTES"
     )
 
 
 def check_run_config(settings: Settings, value: Any, what: str) -> None:
     """413 when a run's config or context is above MAX_RUN_CONFIG_BYTES."""
     check_json_size(
-        value, what=what, limit=settings.max_run_config_bytes, setting="MAX_RUN_CONFIG_BYTES"
+        value, what=what, limit=settings.quotas.max_run_config_bytes, setting="MAX_RUN_CONFIG_BYTES"
     )
 
 
 async def check_thread_quota(services: Services, owner: str, adding: int = 1) -> None:
     """429 when ``owner`` cannot create ``adding`` more threads (MAX_THREADS_PER_OWNER)."""
-    limit = services.settings.max_threads_per_owner
+    limit = services.settings.quotas.max_threads_per_owner
     sessions = services.sessions
     held = await sessions.owned_count(owner)
     if held + adding <= limit:
@@ -103,7 +103,7 @@ async def check_thread_quota(services: Services, owner: str, adding: int = 1) ->
 
 async def check_run_quota(services: Services, owner: str, adding: int = 1) -> None:
     """429 when ``owner`` cannot queue ``adding`` more runs (MAX_ACTIVE_RUNS_PER_OWNER)."""
-    limit = services.settings.max_active_runs_per_owner
+    limit = services.settings.quotas.max_active_runs_per_owner
     active = await services.runs.active_of_owner(owner)
     if active + adding > limit:
         raise quota_exceeded(

@@ -64,9 +64,9 @@ def owner_of(key: str, secret: bytes) -> str:
 async def owner_secret(settings: Settings, redis: aredis.Redis | aredis.RedisCluster) -> bytes:
     """The HMAC key of owner ids: OWNER_ID_SECRET, else one random secret every replica on this
     Redis agrees on (SET NX), also kept under DATA_DIR so that it survives an emptied Redis."""
-    if settings.owner_id_secret is not None:
-        return settings.owner_id_secret.get_secret_value().encode()
-    path = Path(settings.data_dir) / OWNER_SECRET_FILE
+    if settings.security.owner_id_secret is not None:
+        return settings.security.owner_id_secret.get_secret_value().encode()
+    path = Path(settings.storage.data_dir) / OWNER_SECRET_FILE
     try:
         kept = path.read_text().strip() or None
     except FileNotFoundError:
@@ -102,7 +102,7 @@ def is_loopback(host: str) -> bool:
 
 def open_door(settings: Settings, host: str) -> str | None:
     """Why serving on `host` with these settings would be an open door (None: it is not)."""
-    if auth_keys(settings) or settings.allow_anonymous or is_loopback(host):
+    if auth_keys(settings) or settings.security.allow_anonymous or is_loopback(host):
         return None
     return (
         f"Refusing to serve on {host} without API_KEYS: anyone who reaches it could read every "
@@ -113,7 +113,7 @@ def open_door(settings: Settings, host: str) -> str | None:
 
 def auth_keys(settings: Settings) -> list[SecretStr]:
     """Every accepted key: API_KEYS and OPERATOR_API_KEYS (an operator key is a key too)."""
-    return [*settings.api_keys, *settings.operator_api_keys]
+    return [*settings.api.api_keys, *settings.security.operator_api_keys]
 
 
 @dataclass(frozen=True)
@@ -164,14 +164,16 @@ def identify(request: Request, key: str | None) -> Caller | None:
     everyone is the anonymous owner, on loopback only unless ALLOW_ANONYMOUS=true."""
     settings: Settings = request.app.state.settings
     if not auth_keys(settings):
-        if _served_publicly(request) and not settings.allow_anonymous:
+        if _served_publicly(request) and not settings.security.allow_anonymous:
             return None
         address = request.client.host if request.client else "unknown"
         return Caller(owner=ANONYMOUS, client=f"ip-{address}", operator=True)
     if not key or not _valid_key(settings, key):
         return None
     owner = owner_of(key, _secret(request))
-    return Caller(owner=owner, client=owner, operator=_matches(key, settings.operator_api_keys))
+    return Caller(
+        owner=owner, client=owner, operator=_matches(key, settings.security.operator_api_keys)
+    )
 
 
 async def caller(

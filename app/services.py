@@ -68,7 +68,7 @@ class Services:
             self.runs,
             self.sessions,
             self.checkpointer,
-            lock_seconds=max(self.settings.run_claim_timeout_seconds * 2, 10.0),
+            lock_seconds=max(self.settings.runs.claim_timeout_seconds * 2, 10.0),
         )
 
     @property
@@ -110,11 +110,11 @@ class Services:
             cache = RedisLLMCache(
                 stores.redis_sync,  # type: ignore[arg-type]
                 stores.redis,  # type: ignore[arg-type]
-                ttl_seconds=settings.llm_cache_ttl_seconds,
+                ttl_seconds=settings.llm.cache_ttl_seconds,
             )
             llm = LLMFactory(settings, choice, cache=cache)
             limiter = RateLimiter.for_redis(
-                stores.redis, stores.redis_url, settings.rate_limit_per_minute
+                stores.redis, stores.redis_url, settings.api.rate_limit_per_minute
             )
             saver = checkpointer or redis_saver(stores, settings)
             if hasattr(saver, "setup"):
@@ -129,16 +129,20 @@ class Services:
             # The synchronous analysis endpoint's runs live and die with their request:
             # the same graph without a checkpointer.
             sync_graph = compile_graph(registry, agents)
-            ttl = settings.checkpoint_ttl_minutes * 60 if settings.checkpoint_ttl_minutes else None
+            ttl = (
+                settings.storage.checkpoint_ttl_minutes * 60
+                if settings.storage.checkpoint_ttl_minutes
+                else None
+            )
             sessions = SessionStore(
                 stores.redis,
                 ttl_seconds=ttl,
-                refresh_on_read=settings.checkpoint_refresh_on_read,
+                refresh_on_read=settings.storage.checkpoint_refresh_on_read,
             )
             runs = RunStore(
                 stores.redis,
-                ttl_seconds=settings.run_record_ttl_seconds,
-                cluster=settings.redis_cluster,
+                ttl_seconds=settings.runs.record_ttl_seconds,
+                cluster=settings.storage.redis_cluster,
             )
             services = cls(
                 settings,
@@ -165,7 +169,7 @@ class Services:
 
     async def start_worker(self) -> None:
         """This process's background-run worker (unless RUN_WORKER_ENABLED=false)."""
-        if not self.settings.run_worker_enabled:
+        if not self.settings.runs.worker_enabled:
             return
         self.worker = RunWorker(
             runs=self.runs,
@@ -182,7 +186,7 @@ class Services:
             await self.worker.stop()
         if self.background:
             # Let turns that outlived their HTTP client finish, so their checkpoints land.
-            await asyncio.wait(self.background, timeout=self.settings.llm_timeout_seconds)
+            await asyncio.wait(self.background, timeout=self.settings.llm.timeout_seconds)
         await self.components.aclose()
         await self.llm.aclose()
         await self.stores.close()
@@ -193,10 +197,10 @@ def redis_saver(stores: Stores, settings: Settings) -> BaseCheckpointSaver[Any]:
     from checkpointer import AsyncRedisSaver
 
     ttl = None
-    if settings.checkpoint_ttl_minutes:
+    if settings.storage.checkpoint_ttl_minutes:
         ttl = {
-            "default_ttl": settings.checkpoint_ttl_minutes,
-            "refresh_on_read": settings.checkpoint_refresh_on_read,
+            "default_ttl": settings.storage.checkpoint_ttl_minutes,
+            "refresh_on_read": settings.storage.checkpoint_refresh_on_read,
         }
     return AsyncRedisSaver(stores.redis, ttl=ttl)
 

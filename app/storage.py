@@ -193,7 +193,7 @@ class Stores:
 
     @property
     def redis_mode(self) -> str:
-        return "server" if self.settings.redis_url else "embedded"
+        return "server" if self.settings.storage.redis_url else "embedded"
 
     async def health(self, timeout: float = 3.0) -> list[Dependency]:
         """Check each dependency concurrently: ok or error with the reason, and latency."""
@@ -207,8 +207,13 @@ class Stores:
                 await conn.execute("SELECT 1")
 
         checks = [
-            ("redis", "server" if s.redis_url else "embedded", self.redis_url, redis_ping),
-            ("postgres", "server" if s.database_url else "embedded", self.database_url, pg_ping),
+            ("redis", "server" if s.storage.redis_url else "embedded", self.redis_url, redis_ping),
+            (
+                "postgres",
+                "server" if s.storage.database_url else "embedded",
+                self.database_url,
+                pg_ping,
+            ),
         ]
         return list(
             await asyncio.gather(
@@ -292,38 +297,42 @@ async def preflight(settings: Settings) -> None:
     `serve` runs this before the web server starts, so an unreachable server is reported as one
     clear line instead of a failed application start-up.
     """
-    timeout = settings.connect_timeout_seconds
-    if settings.redis_url:
-        client = async_redis(settings.redis_url, cluster=settings.redis_cluster, timeout=timeout)
+    timeout = settings.storage.connect_timeout_seconds
+    if settings.storage.redis_url:
+        client = async_redis(
+            settings.storage.redis_url, cluster=settings.storage.redis_cluster, timeout=timeout
+        )
         try:
-            await check_redis(client, settings.redis_url, timeout)
+            await check_redis(client, settings.storage.redis_url, timeout)
         finally:
             await client.aclose()
-    if settings.database_url:
-        await check_postgres(settings.database_url, timeout)
+    if settings.storage.database_url:
+        await check_postgres(settings.storage.database_url, timeout)
 
 
 async def open_stores(settings: Settings) -> Stores:
     """Open (or start) Redis and Postgres; raise StartupError naming what failed."""
-    timeout = settings.connect_timeout_seconds
+    timeout = settings.storage.connect_timeout_seconds
     embedded: list[EmbeddedRedis | EmbeddedPostgres] = []
     async with AsyncExitStack() as cleanup:  # undoes everything opened so far if a step fails
-        if settings.redis_url:
-            redis_url = settings.redis_url
+        if settings.storage.redis_url:
+            redis_url = settings.storage.redis_url
         else:
-            embedded_redis = await asyncio.to_thread(EmbeddedRedis, settings.data_dir)
+            embedded_redis = await asyncio.to_thread(EmbeddedRedis, settings.storage.data_dir)
             cleanup.callback(embedded_redis.stop)
             embedded.append(embedded_redis)
             redis_url = embedded_redis.url
-        aclient, sclient = redis_clients(redis_url, cluster=settings.redis_cluster, timeout=timeout)
+        aclient, sclient = redis_clients(
+            redis_url, cluster=settings.storage.redis_cluster, timeout=timeout
+        )
         cleanup.callback(sclient.close)
         cleanup.push_async_callback(aclient.aclose)
         await check_redis(aclient, redis_url, timeout)
 
-        if settings.database_url:
-            database_url = settings.database_url
+        if settings.storage.database_url:
+            database_url = settings.storage.database_url
         else:
-            pg_server = await asyncio.to_thread(EmbeddedPostgres, settings.data_dir)
+            pg_server = await asyncio.to_thread(EmbeddedPostgres, settings.storage.data_dir)
             cleanup.callback(pg_server.stop)
             embedded.append(pg_server)
             database_url = pg_server.url

@@ -79,21 +79,21 @@ async def make_saver() -> AsyncIterator[AsyncRedisSaver]:
     """An `AsyncRedisSaver` on REDIS_URL, with the configured checkpoint TTL."""
     settings = load_settings()
     ttl = None
-    if settings.checkpoint_ttl_minutes:
+    if settings.storage.checkpoint_ttl_minutes:
         ttl = {
-            "default_ttl": settings.checkpoint_ttl_minutes,
-            "refresh_on_read": settings.checkpoint_refresh_on_read,
+            "default_ttl": settings.storage.checkpoint_ttl_minutes,
+            "refresh_on_read": settings.storage.checkpoint_refresh_on_read,
         }
     embedded = None
-    url = settings.redis_url
+    url = settings.storage.redis_url
     if not url:
         from app.storage import EmbeddedRedis
 
-        embedded = EmbeddedRedis(settings.data_dir)
+        embedded = EmbeddedRedis(settings.storage.data_dir)
         url = embedded.url
     try:
         async with AsyncRedisSaver.from_conn_string(
-            url, ttl=ttl, cluster=True if settings.redis_cluster else None
+            url, ttl=ttl, cluster=True if settings.storage.redis_cluster else None
         ) as saver:
             yield saver
     finally:

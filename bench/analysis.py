@@ -245,7 +245,7 @@ def _endpoint(
     app compiles its ``sync_graph`` (the same builder and nodes, no saver)."""
     graph = compile_graph(None, deps)
     context = graph.context_schema(services=deps)  # type: ignore[misc]
-    has_model = deps.llm(deps.settings.analysis_llm_role) is not None
+    has_model = deps.llm(deps.settings.analysis.llm_role) is not None
 
     def analyse(body: AnalyzeRequest) -> dict[str, Any]:
         request, _, _ = prepare(body, deps.settings, has_model=has_model)
@@ -434,7 +434,7 @@ def measure_fanout(repeats: int = 3, batches: int = 8) -> FanOut:
         runner.close()
     finally:
         stub.stop()
-    return FanOut(batches, settings.llm_max_concurrency, stages, graph_ms)
+    return FanOut(batches, settings.llm.max_concurrency, stages, graph_ms)
 
 
 # --------------------------------------------------------------------------- report

@@ -86,7 +86,7 @@ async def throughput(
     for doc in await store.list_documents():  # leave nothing behind in a reused DATA_DIR
         await store.delete_document(doc.id)
     settings = store.settings
-    texts = _chunk_texts(sample, settings.chunk_size, settings.chunk_overlap)
+    texts = _chunk_texts(sample, settings.knowledge.chunk_size, settings.knowledge.chunk_overlap)
     sample.unlink()
     raw = raw_encoding(getattr(store.embeddings, "_model", None), texts, batches)
     return _versus(report.added, report.chunks, report.seconds, raw)
@@ -96,7 +96,7 @@ def full_throughput(
     model: Any, corpus: Path, ingest: dict[str, Any], batches: tuple[int, ...], settings: Any
 ) -> dict[str, Any]:
     """The full ingestion just timed vs `SentenceTransformer.encode` on all its chunk texts."""
-    texts = _chunk_texts(corpus, settings.chunk_size, settings.chunk_overlap)
+    texts = _chunk_texts(corpus, settings.knowledge.chunk_size, settings.knowledge.chunk_overlap)
     raw = raw_encoding(model, texts, batches)
     return _versus(ingest["indexed"], len(texts), ingest["seconds"], raw)
 
@@ -246,7 +246,7 @@ async def main(argv: list[str] | None = None) -> int:
         database_url=args.database_url,
         max_document_bytes=max(corpus.stat().st_size, 20 * 1024 * 1024),
     )
-    fetch_k = args.fetch_k or settings.reranker_fetch_k
+    fetch_k = args.fetch_k or settings.knowledge.reranker_fetch_k
     try:
         store = await KnowledgeStore.open(settings, name="bench")
         ingest = await _ingest(store, corpus, args.json)
@@ -292,9 +292,9 @@ async def main(argv: list[str] | None = None) -> int:
         "dataset": str(args.data),
         "queries": len(queries),
         "engine": f"Postgres {'server' if args.database_url else 'embedded (pgserver 16)'}: "
-        f"pgvector HNSW (dense) + SQL BM25 (lexical), weighted RRF k={settings.rrf_k}, "
+        f"pgvector HNSW (dense) + SQL BM25 (lexical), weighted RRF k={settings.knowledge.rrf_k}, "
         f"relevance rerank of the top {fetch_k}",
-        "embedding_model": settings.embedding_model,
+        "embedding_model": settings.embeddings.model,
         "machine": f"{platform.machine()} x{os.cpu_count()} CPU, "
         f"Python {platform.python_version()}",
         "ingestion": {k: round(v, 2) if isinstance(v, float) else v for k, v in ingest.items()},

@@ -67,7 +67,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 from agents.contract.context import AgentServices  # noqa: E402
 from agents.contract.spec import AgentSpec  # noqa: E402
 from app.storage import EmbeddedPostgres  # noqa: E402
-from config import LLMRole, Settings, load_settings  # noqa: E402
+from config import Settings, load_settings
 from graph.nodes import RouterCache  # noqa: E402
 from graph.routing import Router  # noqa: E402
 from graph.workflow import build_registry  # noqa: E402
@@ -75,6 +75,7 @@ from tools.knowledge.store import KnowledgeStore  # noqa: E402
 from tools.personal.models import EventCreate, MealCreate, TaskCreate  # noqa: E402
 from tools.personal.service import PersonalLimits, PersonalService  # noqa: E402
 from tools.providers.embeddings import get_embeddings  # noqa: E402
+from tools.providers.settings import LLMRole  # noqa: E402
 
 HERE = Path(__file__).parent
 DEFAULT_DATA = HERE / "data" / "routing.jsonl"
@@ -193,7 +194,7 @@ async def personal_fixture(
     if labeled.personal is None:
         return None
     raw = json.loads(labeled.personal.read_text(encoding="utf-8"))
-    server = EmbeddedPostgres(services.settings.data_dir)
+    server = EmbeddedPostgres(services.settings.storage.data_dir)
     stack.callback(server.stop)
     pool = AsyncConnectionPool(
         server.url, min_size=1, max_size=4, open=False,
@@ -466,8 +467,8 @@ async def run_set(labeled: LabeledSet, args: argparse.Namespace) -> dict[str, An
             probes.timings_ms.clear()
             routed = await route_all(router, known)
             blind = Router(registry, embeddings=lambda: embeddings, llm=lambda: None,
-                           semantic_threshold=settings.route_semantic_threshold,
-                           semantic_margin=settings.route_semantic_margin)  # fmt: skip
+                           semantic_threshold=settings.routing.semantic_threshold,
+                           semantic_margin=settings.routing.semantic_margin)  # fmt: skip
             before = await route_all(blind, known)
             present = [
                 s for s in dict.fromkeys((*SPLITS, *HELD_OUT)) if any(r.split == s for r in known)
@@ -477,7 +478,7 @@ async def run_set(labeled: LabeledSet, args: argparse.Namespace) -> dict[str, An
                 f"routing bench: {len(known)} labeled messages ("
                 + ", ".join(f"{s} {sum(r.split == s for r in known)}" for s in present)
                 + f"), agents {', '.join(registry.names)}; embeddings "
-                f"{settings.embedding_model}, no chat model (LLM tier off)",
+                f"{settings.embeddings.model}, no chat model (LLM tier off)",
                 *notes,
                 "skipped rows (agent not registered): "
                 + (", ".join(f"{a} {n}" for a, n in skipped.items()) or "none"),

@@ -46,7 +46,7 @@ def prune(messages: Sequence[AnyMessage], keep_last: int) -> list[RemoveMessage]
 # thread under an async run, and the hop costs more than the work.
 async def ingest(state: MultiAgentState, runtime: Runtime[RunContext]) -> dict[str, Any]:
     """Start a turn: prune the conversation, stamp times, reset the per-turn fields."""
-    keep_last = services_of(runtime).settings.message_keep_last
+    keep_last = services_of(runtime).settings.state.message_keep_last
     stamp = now_iso()
     return {
         "messages": prune(state.get("messages", []), keep_last),
@@ -83,11 +83,11 @@ class RouterCache:
                     self.registry,
                     embeddings=services.embeddings,
                     llm=lambda: services.llm("fast"),
-                    semantic_threshold=s.route_semantic_threshold,
-                    semantic_margin=s.route_semantic_margin,
+                    semantic_threshold=s.routing.semantic_threshold,
+                    semantic_margin=s.routing.semantic_margin,
                     services=services,
-                    data_threshold=s.route_data_threshold,
-                    data_timeout=s.route_data_timeout_seconds,
+                    data_threshold=s.routing.data_threshold,
+                    data_timeout=s.routing.data_timeout_seconds,
                 )
                 found = self._routers[id(services)] = (services, router)
             return found[1]
@@ -179,7 +179,7 @@ def make_detect_handoff(registry: AgentRegistry) -> AsyncNode:
         Bounded: at most MAX_HANDOFFS per turn, and never to an agent that already ran in
         this turn, so two agents cannot bounce a message between them.
         """
-        max_handoffs = services_of(runtime).settings.max_handoffs
+        max_handoffs = services_of(runtime).settings.state.max_handoffs
         count = state.get("handoff_count", 0)
         visited = set(state.get("visited_agents") or [])
         for answer in _latest_answers(state):

@@ -100,10 +100,10 @@ class Evidence:
     @classmethod
     def from_settings(cls, settings: Settings) -> Evidence:
         return cls(
-            data_override=settings.route_data_override,
-            semantic_strong=settings.route_semantic_strong,
-            data_support=settings.route_data_support,
-            smalltalk_lead=settings.route_smalltalk_lead,
+            data_override=settings.routing.data_override,
+            semantic_strong=settings.routing.semantic_strong,
+            data_support=settings.routing.data_support,
+            smalltalk_lead=settings.routing.smalltalk_lead,
         )
 
 

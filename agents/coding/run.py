@@ -61,7 +61,7 @@ async def run_coding(
         raise ValueError(f"max_iterations must be between 1 and {MAX_ITERATIONS}")
     if test_data is not None:
         to_frame(test_data, toolkit.limits)  # size and shape errors now, not in a tool
-    bound = max_iterations or settings.coding_max_iterations
+    bound = max_iterations or settings.coding.max_iterations
     if model is None:
         return CodingResult(
             generated_code="",
@@ -72,7 +72,7 @@ async def run_coding(
             execution_result=None,
         )
     graph = agent or build_coding_agent(
-        model, toolkit, default_max_iterations=settings.coding_max_iterations
+        model, toolkit, default_max_iterations=settings.coding.max_iterations
     )
     state: dict[str, Any] = {}
     config: RunnableConfig = {"recursion_limit": recursion_limit_for(bound)}

@@ -249,7 +249,7 @@ def _next(state: CodingTurnState) -> str:
 def build(peers: Sequence[AgentCard], services: AgentServices) -> AgentGraph:
     """The coding agent's subgraph (see the module docstring)."""
     model = services.llm("chat")
-    nodes = make_nodes(services, model, services.settings.coding_max_iterations)
+    nodes = make_nodes(services, model, services.settings.coding.max_iterations)
     builder = StateGraph(CodingTurnState, input_schema=AgentInput, output_schema=AgentOutput)
     builder.add_node(
         "prepare_request",

@@ -21,8 +21,9 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 from pydantic.json_schema import SkipJsonSchema
 
-from config import LLMRole, Settings
+from config import Settings
 from tools.operations import EngineNotOpen, OperationContext
+from tools.providers.settings import LLMRole
 
 if TYPE_CHECKING:
     from langchain_core.embeddings import Embeddings

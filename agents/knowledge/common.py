@@ -27,20 +27,24 @@ def _pick(value: Any, setting: Any) -> Any:
 def resolve_options(settings: Settings, run: KnowledgeOptions) -> EffectiveOptions:
     """This turn's switches and bounds: the settings, overridden by the run's options."""
     return EffectiveOptions(
-        reflection=bool(_pick(run.enable_reflection, settings.enable_reflection)),
-        document_grading=bool(_pick(run.enable_document_grading, settings.enable_document_grading)),
-        response_grading=bool(_pick(run.enable_response_grading, settings.enable_response_grading)),
+        reflection=bool(_pick(run.enable_reflection, settings.knowledge.enable_reflection)),
+        document_grading=bool(
+            _pick(run.enable_document_grading, settings.knowledge.enable_document_grading)
+        ),
+        response_grading=bool(
+            _pick(run.enable_response_grading, settings.knowledge.enable_response_grading)
+        ),
         query_transformation=bool(
-            _pick(run.enable_query_transformation, settings.enable_query_transformation)
+            _pick(run.enable_query_transformation, settings.knowledge.enable_query_transformation)
         ),
-        reranking=bool(_pick(run.enable_reranking, settings.enable_reranking)),
+        reranking=bool(_pick(run.enable_reranking, settings.knowledge.enable_reranking)),
         max_iterations=int(
-            _pick(run.reflection_max_iterations, settings.reflection_max_iterations)
+            _pick(run.reflection_max_iterations, settings.knowledge.reflection_max_iterations)
         ),
-        min_relevant_docs=settings.reflection_min_relevant_docs,
-        doc_score_threshold=settings.reflection_doc_score_threshold,
-        top_k=int(_pick(run.retrieval_top_k, settings.retrieval_top_k)),
-        fetch_k=settings.reranker_fetch_k,
+        min_relevant_docs=settings.knowledge.reflection_min_relevant_docs,
+        doc_score_threshold=settings.knowledge.reflection_doc_score_threshold,
+        top_k=int(_pick(run.retrieval_top_k, settings.knowledge.retrieval_top_k)),
+        fetch_k=settings.knowledge.reranker_fetch_k,
     )
 
 

@@ -75,7 +75,7 @@ async def knowledge_probe(message: str, services: AgentServices, owner: str) -> 
     # the passages' idf is fetched while the search runs (one more query, no longer wait)
     result, idf = await asyncio.gather(
         store.search(
-            query, lambda_mult=weight, top_k=settings.route_passage_hits, rerank=False,
+            query, lambda_mult=weight, top_k=settings.routing.passage_hits, rerank=False,
             score_rerank=True,
         ),
         asyncio.to_thread(store.engine.idf, store.owner, passage_stems(query)),
@@ -84,7 +84,7 @@ async def knowledge_probe(message: str, services: AgentServices, owner: str) -> 
     if not scores:
         return None
     passage = passage_score(query, result.hits, idf)
-    return max(max(scores), settings.route_passage_weight * passage)
+    return max(max(scores), settings.routing.passage_weight * passage)
 
 
 #: Words that frame a question about a term rather than name its subject ("what does DRI

@@ -187,14 +187,14 @@ def make_turn(agent: PersonalAgent) -> Any:
             answer = AgentAnswer(agent=name, answer=NOT_OPEN, method="none", data={})
             return {"agent_answers": {name: answer}, "errors": [f"{name}: {NOT_OPEN}"]}
         settings = services.settings
-        zone = run.options(PersonalOptions).personal_timezone or settings.personal_timezone
+        zone = run.options(PersonalOptions).personal_timezone or settings.personal.timezone
         ctx = PersonalContext(
             user_id=run.owner,
             service=service,
             timezone=zone,
             webhooks=_optional(services, WebhookSender),
             memory=_optional(services, BaseStore),
-            default_hour=settings.personal_default_hour,
+            default_hour=settings.personal.default_hour,
         )
         incoming = incoming_handoff(name, state) or carried_over(name, state)
         try:
@@ -230,7 +230,7 @@ def make_build(definition: AgentDefinition) -> Any:
 
     def build(peers: Sequence[AgentCard], services: AgentServices) -> AgentGraph:
         agent = PersonalAgent(
-            definition, services.llm("chat"), max_steps=services.settings.personal_max_steps
+            definition, services.llm("chat"), max_steps=services.settings.personal.max_steps
         )
         builder = StateGraph(AgentState, input_schema=AgentInput, output_schema=AgentOutput)
         builder.add_node(

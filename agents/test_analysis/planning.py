@@ -106,13 +106,13 @@ def current_request(
         return AnalysisRequestData(**{**given, "source": "api"})  # type: ignore[typeddict-item]
     human = last_human(state.get("messages") or [])
     text = human.content if human is not None and isinstance(human.content, str) else ""
-    mode = options.analysis_default_mode or settings.analysis_default_mode
+    mode = options.analysis_default_mode or settings.analysis.default_mode
     allow = options.analysis_allow_downgrade
     return AnalysisRequestData(
         files=extract_test_files(text),
         mode=mode,
         config={},
-        allow_downgrade=settings.analysis_allow_downgrade if allow is None else allow,
+        allow_downgrade=settings.analysis.allow_downgrade if allow is None else allow,
         message_id=human.id if human is not None else None,
         source="chat",
     )
@@ -121,13 +121,13 @@ def current_request(
 def _estimate(settings: Settings, lines: int, batches: list[LLMBatch]) -> Estimate:
     calls = len(batches)
     prompt = sum(b.estimated_tokens + _CALL_OVERHEAD_TOKENS for b in batches)
-    waves = math.ceil(calls / settings.llm_max_concurrency) if calls else 0
-    parse_s = lines / settings.analysis_rules_lines_per_second
-    llm_s = waves * settings.analysis_llm_seconds_per_call
+    waves = math.ceil(calls / settings.llm.max_concurrency) if calls else 0
+    parse_s = lines / settings.analysis.rules_lines_per_second
+    llm_s = waves * settings.analysis.llm_seconds_per_call
     return Estimate(
         llm_calls=calls,
         prompt_tokens=prompt,
-        output_tokens=calls * settings.analysis_llm_output_tokens_per_call,
+        output_tokens=calls * settings.analysis.llm_output_tokens_per_call,
         # the LLM branch runs beside parsing and rules: the slower one sets the time
         seconds=round(max(parse_s, llm_s), 3),
     )
@@ -171,13 +171,13 @@ def plan_analysis(state: AnalysisState, runtime: Runtime[RunContext]) -> dict[st
     options = context_of(runtime).options(AnalysisOptions)
     request = current_request(state, options, settings)
     source = request.get("source", "api")
-    requested = request.get("mode") or settings.analysis_default_mode
+    requested = request.get("mode") or settings.analysis.default_mode
     if not request.get("files"):
         return _unplanned(request, "empty", NO_CODE_ANSWER, requested, started)
     allow = request.get("allow_downgrade")
     if allow is None:
-        allow = settings.analysis_allow_downgrade
-    has_model = services.llm(settings.analysis_llm_role) is not None
+        allow = settings.analysis.allow_downgrade
+    has_model = services.llm(settings.analysis.llm_role) is not None
     try:
         mode, warnings = resolve_mode(requested, has_model=has_model, allow_downgrade=allow)
     except AnalysisModeError as exc:
@@ -206,7 +206,7 @@ def plan_analysis(state: AnalysisState, runtime: Runtime[RunContext]) -> dict[st
             rules = config if uses_rules(mode) else None
             parsed.append(filework.parsed(path, text, patterns=patterns, rules=rules))
     batches = batch_tests_for_llm(parsed, config.llm_batch_size) if parsed else []
-    cap = settings.max_llm_batches_per_analysis
+    cap = settings.quotas.max_llm_batches_per_analysis
     if len(batches) > cap:
         # Every batch is one paid LLM call: one request must not spend without bound.
         tests = sum(len(p.tests) for p in parsed)

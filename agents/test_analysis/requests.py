@@ -91,7 +91,7 @@ def prepare(
     """
     raw = [{"path": item.path, "content": _content(item)} for item in body.files]
     sources = validate_files(
-        raw, max_files=settings.max_files, max_total_bytes=settings.max_request_bytes
+        raw, max_files=settings.api.max_files, max_total_bytes=settings.api.max_request_bytes
     )
     files: list[SourceEntry] = []
     for source in sources:
@@ -115,9 +115,9 @@ def prepare(
         effective_config(settings, overrides)  # fail here, not in the graph
     except ValidationError as exc:
         raise InvalidRequestError(f"invalid config: {exc.errors()[0]['msg']}") from None
-    requested = body.mode or settings.analysis_default_mode
+    requested = body.mode or settings.analysis.default_mode
     allow = (
-        settings.analysis_allow_downgrade if body.allow_downgrade is None else body.allow_downgrade
+        settings.analysis.allow_downgrade if body.allow_downgrade is None else body.allow_downgrade
     )
     mode, warnings = resolve_mode(requested, has_model=has_model, allow_downgrade=allow)
     request = AnalysisRequestData(

@@ -143,7 +143,7 @@ def make_review_node() -> Any:
         """Review one batch of tests with the LLM; keep findings above the confidence bar."""
         batch = LLMBatch.model_validate(task["batch"])
         services = services_of(runtime)
-        model = services.llm(services.settings.analysis_llm_role)
+        model = services.llm(services.settings.analysis.llm_role)
         if model is None:
             raise LLMUnavailableError(
                 "this analysis planned LLM batches but no chat model is configured now; "

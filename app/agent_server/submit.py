@@ -100,7 +100,7 @@ async def _validated(
     services: Services, body: RunCreate, thread: SessionInfo, found: AssistantDef
 ) -> tuple[RunSpec, Any, dict[str, Any]]:
     graph = services.graph
-    limit = services.settings.max_message_chars
+    limit = services.settings.api.max_message_chars
     if body.after_seconds:
         raise unprocessable(
             "after_seconds is not supported: scheduled runs are not available here; start the "

@@ -145,7 +145,7 @@ async def create_thread(body: ThreadCreate, services: ServicesDep, who: CallerDe
 
 async def _apply_supersteps(services: Services, info: SessionInfo, body: ThreadCreate) -> None:
     graph = services.graph
-    limit = services.settings.max_message_chars
+    limit = services.settings.api.max_message_chars
     steps = []
     for s, step in enumerate(body.supersteps or []):
         updates = []
@@ -499,7 +499,7 @@ async def update_state(
     check_run_input(services.settings, body.values, "values")
     values = body.values
     if values is not None:
-        values = check_state_values(graph, values, services.settings.max_message_chars)
+        values = check_state_values(graph, values, services.settings.api.max_message_chars)
     checkpoint = body.checkpoint
     if body.checkpoint_id and checkpoint is None:
         checkpoint = Checkpoint(checkpoint_id=body.checkpoint_id)

@@ -46,7 +46,7 @@ HEALTH_TIMEOUT_SECONDS = 3.0
 
 
 def _reader_password(settings: Settings) -> str | None:
-    secret = settings.analytics_reader_password
+    secret = settings.analytics.reader_password
     return secret.get_secret_value() if secret is not None else None
 
 
@@ -55,11 +55,11 @@ def seed(settings: Settings, database_url: str, *, force: bool = False) -> SeedR
     try:
         return ensure_seeded(
             database_url,
-            reader_user=settings.analytics_reader_user,
+            reader_user=settings.analytics.reader_user,
             reader_password=_reader_password(settings),
             reader_limits={
-                "work_mem": settings.analytics_reader_work_mem,
-                "temp_file_limit": settings.analytics_reader_temp_file_limit,
+                "work_mem": settings.analytics.reader_work_mem,
+                "temp_file_limit": settings.analytics.reader_temp_file_limit,
             },
             force=force,
         )
@@ -71,26 +71,26 @@ async def start_analytics(components: Components) -> None:
     """Seed (when configured), open the reader pool, provide the context and the chart store."""
     settings = components.settings
     stores = components.stores
-    if settings.analytics_seed_on_start:
+    if settings.analytics.seed_on_start:
         report = await asyncio.to_thread(seed, settings, stores.database_url)
         if not report.seeded:
             log.info("analytics dataset %s present (%s sales)", report.version,
                      report.row_counts.get("sales", "?"))  # fmt: skip
     conninfo = reader_conninfo(
-        stores.database_url, settings.analytics_reader_user, _reader_password(settings)
+        stores.database_url, settings.analytics.reader_user, _reader_password(settings)
     )
     pool = open_reader_pool(
         conninfo,
-        max_size=settings.analytics_pool_size,
-        timeout=settings.connect_timeout_seconds,
+        max_size=settings.analytics.pool_size,
+        timeout=settings.storage.connect_timeout_seconds,
     )
     await pool.open()  # min_size 0: no connection is made until a query needs one
     components.stack.push_async_callback(pool.close)
     components.agents.provide(AnalyticsContext.from_settings(settings, pool))
-    charts = ChartStore(stores.redis, ttl_seconds=settings.analytics_chart_ttl_seconds)
+    charts = ChartStore(stores.redis, ttl_seconds=settings.analytics.chart_ttl_seconds)
     components.agents.provide(charts)
     target = _target(conninfo)
-    mode = "server" if settings.database_url else "embedded"
+    mode = "server" if settings.storage.database_url else "embedded"
 
     async def check() -> Dependency:
         return await reader_health(pool, target, mode)
@@ -156,10 +156,10 @@ def seed_command(settings: Settings, *, force: bool = False, as_json: bool = Fal
     """
     embedded: EmbeddedPostgres | None = None
     try:
-        if settings.database_url:
-            url = settings.database_url
+        if settings.storage.database_url:
+            url = settings.storage.database_url
         else:
-            embedded = EmbeddedPostgres(settings.data_dir)
+            embedded = EmbeddedPostgres(settings.storage.data_dir)
             url = embedded.url
         report = seed(settings, url, force=force)
     except (StartupError, psycopg.Error) as exc:
@@ -168,7 +168,7 @@ def seed_command(settings: Settings, *, force: bool = False, as_json: bool = Fal
     finally:
         if embedded is not None:
             embedded.stop()
-    where = redact_url(url) if settings.database_url else f"the embedded Postgres ({url})"
+    where = redact_url(url) if settings.storage.database_url else f"the embedded Postgres ({url})"
     if as_json:
         print(json.dumps({"database": where, **report.__dict__}, indent=2))
         return 0

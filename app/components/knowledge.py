@@ -40,7 +40,7 @@ async def start_knowledge(components: Components) -> None:
     )
     components.stack.push_async_callback(store.close)
     agents.provide(store)
-    mode = "server" if settings.database_url else "embedded"
+    mode = "server" if settings.storage.database_url else "embedded"
 
     async def check() -> Dependency:
         return await knowledge_health(store, mode)

@@ -77,7 +77,7 @@ async def start_personal(components: Components) -> None:
     components.agents.provide(service)
     components.agents.provide(webhooks)
     components.agents.provide(memory, as_type=BaseStore)
-    mode = "server" if settings.database_url else "embedded"
+    mode = "server" if settings.storage.database_url else "embedded"
 
     async def check() -> Dependency:
         return await personal_health(service, mode)
@@ -85,8 +85,8 @@ async def start_personal(components: Components) -> None:
     def snapshot() -> dict[str, Any]:
         return {
             "semantic_search": service.semantic_search_off is None,
-            "webhooks": len(settings.personal_webhook_urls),
-            "timezone": settings.personal_timezone,
+            "webhooks": len(settings.personal.webhook_urls),
+            "timezone": settings.personal.timezone,
         }
 
     components.health.append(check)

@@ -59,7 +59,7 @@ def _validated(
     services: Services, body: AnalyzeRequest
 ) -> tuple[AnalysisRequestData, AnalysisMode, list[str]]:
     settings = services.settings
-    has_model = services.agents.llm(settings.analysis_llm_role) is not None
+    has_model = services.agents.llm(settings.analysis.llm_role) is not None
     try:
         return prepare(body, settings, has_model=has_model)
     except AnalysisInputError as exc:
@@ -77,7 +77,7 @@ async def analyze(body: AnalyzeRequest, services: ServicesDep, who: CallerDep) -
     For analyses longer than ANALYSIS_SYNC_TIMEOUT_SECONDS use POST /analyses.
     """
     analysis, _mode, _warnings = _validated(services, body)
-    timeout = services.settings.analysis_sync_timeout_seconds
+    timeout = services.settings.analysis.sync_timeout_seconds
     try:
         return await run_sync(
             services.sync_graph,

@@ -78,7 +78,7 @@ async def query(body: AnalyticsRequest, services: ServicesDep, who: CallerDep) -
         "agent_input": body.model_dump(),
     }
     config: RunnableConfig = {"configurable": {"thread_id": thread_id}, "recursion_limit": 100}
-    timeout = services.settings.analytics_request_timeout_seconds
+    timeout = services.settings.analytics.request_timeout_seconds
     try:
         state = (
             await execute(

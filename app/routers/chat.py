@@ -89,7 +89,7 @@ async def _owned_session(services: Services, session_id: str, who: Caller) -> Se
 
 
 async def _prepare(services: Services, body: ChatMessage, who: Caller) -> TurnRequest:
-    limit = services.settings.max_message_chars
+    limit = services.settings.api.max_message_chars
     if len(body.message) > limit:
         raise HTTPException(
             status.HTTP_422_UNPROCESSABLE_CONTENT,

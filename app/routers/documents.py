@@ -143,7 +143,7 @@ async def upload_documents(request: Request, who: CallerDep, files: Uploads) -> 
     ``POST /documents/stream`` does the same with progress events.
     """
     store = _store(request)
-    uploads, slots = await _read_uploads(files, store.settings.max_document_bytes)
+    uploads, slots = await _read_uploads(files, store.settings.knowledge.max_document_bytes)
     namespace = ops.upload_namespace(who.owner)
     try:
         ingested = (
@@ -193,7 +193,7 @@ async def upload_documents_stream(request: Request, who: CallerDep, files: Uploa
     goes on if the client disconnects.
     """
     store = _store(request)
-    uploads, slots = await _read_uploads(files, store.settings.max_document_bytes)
+    uploads, slots = await _read_uploads(files, store.settings.knowledge.max_document_bytes)
     if not uploads:
         code, body = _outcome(slots, IngestReport())
         return JSONResponse(body, code)

@@ -61,7 +61,7 @@ __all__ = [
 
 def guard_of(settings: Settings, resolver: Resolver | None = None) -> WebhookGuard:
     """The address guard the settings describe (WEBHOOK_ALLOWED_HOSTS)."""
-    return WebhookGuard(settings.webhook_allowed_hosts, resolver=resolver)
+    return WebhookGuard(settings.webhooks.allowed_hosts, resolver=resolver)
 
 
 async def check_webhook_url(
@@ -94,10 +94,10 @@ async def send_webhook(
         host = parse_target(url).host
         body = dumpb(payload)
         async with guard.client(
-            timeout_seconds=settings.webhook_timeout_seconds, max_connections=1
+            timeout_seconds=settings.webhooks.timeout_seconds, max_connections=1
         ) as client:
             async for attempt in AsyncRetrying(
-                stop=stop_after_attempt(settings.webhook_attempts),
+                stop=stop_after_attempt(settings.webhooks.attempts),
                 wait=wait_exponential(multiplier=0.5, max=5),
                 retry=retry_if_exception(_retryable),
                 reraise=True,
@@ -108,8 +108,8 @@ async def send_webhook(
                         url,
                         body,
                         {"Content-Type": "application/json"},
-                        deadline_seconds=settings.webhook_timeout_seconds,
-                        max_response_bytes=settings.webhook_max_response_bytes,
+                        deadline_seconds=settings.webhooks.timeout_seconds,
+                        max_response_bytes=settings.webhooks.max_response_bytes,
                     )
                     if not 200 <= status < 300:
                         raise _Status(status)
@@ -129,7 +129,7 @@ class WebhookDispatcher:
         self.settings = settings
         self.guard = guard_of(settings, resolver)
         self._queue: asyncio.Queue[tuple[str, dict[str, Any]]] = asyncio.Queue(
-            maxsize=settings.webhook_queue_size
+            maxsize=settings.webhooks.queue_size
         )
         self._senders: list[asyncio.Task[None]] = []
         self._closed = False
@@ -142,7 +142,7 @@ class WebhookDispatcher:
         """Start the WEBHOOK_CONCURRENCY senders."""
         self._senders = [
             asyncio.create_task(self._send_forever(), name=f"webhook-sender-{i}")
-            for i in range(self.settings.webhook_concurrency)
+            for i in range(self.settings.webhooks.concurrency)
         ]
 
     def submit(self, url: str, payload: dict[str, Any]) -> bool:
@@ -189,7 +189,7 @@ class WebhookDispatcher:
         if not self._senders:
             return
         with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(self.settings.webhook_shutdown_grace_seconds):
+            async with asyncio.timeout(self.settings.webhooks.shutdown_grace_seconds):
                 await self._queue.join()
         unsent = self._queue.qsize() + self._busy
         for task in self._senders:

@@ -107,8 +107,8 @@ class RunWorker:
         # webhooks leave the run path: a slow receiver holds a sender, never a run slot
         self.webhooks = webhooks or WebhookDispatcher(settings)
         self.name = name or f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
-        self.claim_ms = int(settings.run_claim_timeout_seconds * 1000)
-        self.beat = settings.run_heartbeat_seconds
+        self.claim_ms = int(settings.runs.claim_timeout_seconds * 1000)
+        self.beat = settings.runs.heartbeat_seconds
         self._refresh = self.redis.register_script(_REFRESH)
         self._loop_task: asyncio.Task[None] | None = None
         self._tasks: dict[str, asyncio.Task[None]] = {}  # entry id -> supervising task
@@ -161,7 +161,7 @@ class RunWorker:
 
     # --- the loop --------------------------------------------------------------------------
     def _free_slots(self) -> int:
-        concurrency = self.settings.run_worker_concurrency
+        concurrency = self.settings.runs.worker_concurrency
         running = len(self._tasks) - len(self._waiting)
         room = concurrency * WAITERS_PER_SLOT - len(self._tasks)
         return min(concurrency - running, room)
@@ -388,7 +388,7 @@ class RunWorker:
             mapper=mapper,
             sink=emit,
             cancel=cancel,
-            deadline=Deadline(self.settings.run_timeout_seconds, "RUN_TIMEOUT_SECONDS"),
+            deadline=Deadline(self.settings.runs.timeout_seconds, "RUN_TIMEOUT_SECONDS"),
             what="run",
             durability=spec.durability,
             **options,
@@ -534,7 +534,7 @@ class RunWorker:
     async def _too_many_deliveries(self, entry_id: str, run_id: str) -> bool:
         pending = await self.redis.xpending_range(QUEUE, GROUP, min=entry_id, max=entry_id, count=1)
         times = int(pending[0]["times_delivered"]) if pending else 1
-        if times <= self.settings.run_max_deliveries:
+        if times <= self.settings.runs.max_deliveries:
             return False
         log.error("run %s was started %d times without finishing; failing it", run_id, times)
         record = await self.runs.get(run_id) or {}

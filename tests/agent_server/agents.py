@@ -76,7 +76,7 @@ class StepsState(AgentState, total=False):
 
 def make_step(name: str) -> Any:
     async def step(state: StepsState, runtime: Runtime[RunContext]) -> dict[str, Any]:
-        url = services_of(runtime).settings.redis_url or ""
+        url = services_of(runtime).settings.storage.redis_url or ""
         thread = state.get("session_id") or "none"
         client = aredis.Redis.from_url(url)
         try:

@@ -21,7 +21,7 @@ def main() -> None:
     args = parser.parse_args()
     settings = load_settings()
     logging.basicConfig(
-        level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+        level=settings.api.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     registry = AgentRegistry(default_agents())
     registry.register(approval_agent())
@@ -30,7 +30,7 @@ def main() -> None:
         create_app(settings, registry=registry),
         host="127.0.0.1",
         port=args.port,
-        log_level=settings.log_level.lower(),
+        log_level=settings.api.log_level.lower(),
     )
 
 

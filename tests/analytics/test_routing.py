@@ -49,8 +49,8 @@ def test_analytics_questions_route_to_the_analytics_agent(
         build_registry(),
         embeddings=lambda: model,
         llm=lambda: None,
-        semantic_threshold=settings.route_semantic_threshold,
-        semantic_margin=settings.route_semantic_margin,
+        semantic_threshold=settings.routing.semantic_threshold,
+        semantic_margin=settings.routing.semantic_margin,
     )
     wrong = []
     for row in rows:

@@ -73,7 +73,7 @@ def test_health_names_the_llm_provider_in_use(
     settings = stub_settings(llm_provider="auto")
     with TestClient(create_app(settings)) as client:
         llm = client.get("/health").json()["llm"]
-    assert llm["provider"] == "openai" and llm["model"] == settings.openai_model
+    assert llm["provider"] == "openai" and llm["model"] == settings.llm.openai_model
     assert "answered" in llm["reason"]
 
 

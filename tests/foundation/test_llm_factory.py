@@ -52,7 +52,7 @@ def test_explicit_openai_without_key_or_url_is_a_clear_error(
 
 def _factory(settings: Settings, client: redis.Redis | None = None) -> LLMFactory:
     cache = (
-        RedisLLMCache(client, None, ttl_seconds=settings.llm_cache_ttl_seconds) if client else None
+        RedisLLMCache(client, None, ttl_seconds=settings.llm.cache_ttl_seconds) if client else None
     )
     return LLMFactory(settings, detect_provider(settings), cache=cache)
 
@@ -124,7 +124,9 @@ def test_repeated_prompt_is_served_from_redis(
     assert 3500 < redis_client.ttl(keys[0]) <= 3600
     # another temperature is another entry
     other = LLMFactory(
-        s.model_copy(update={"llm_temperature": 0.7}), factory.choice, cache=factory.cache
+        s.model_copy(update={"llm": s.llm.model_copy(update={"temperature": 0.7})}),
+        factory.choice,
+        cache=factory.cache,
     )
     hot = other.get_llm()
     assert hot is not None
@@ -143,7 +145,7 @@ def test_token_usage_is_counted(
     llm.invoke("four five")
     usage = factory.usage.snapshot()
     assert usage["calls"] == 2
-    model_usage = usage["by_model"][s.openai_model]
+    model_usage = usage["by_model"][s.llm.openai_model]
     assert model_usage["total_tokens"] == model_usage["input_tokens"] + model_usage["output_tokens"]
     assert model_usage["input_tokens"] >= 5
 

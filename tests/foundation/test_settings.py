@@ -11,27 +11,38 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from config import Settings, SettingsError, load_settings, redact_url
+from config import Settings, SettingsError, load_settings, redact_url, setting_specs
 
 REPO = Path(__file__).resolve().parents[2]
 
 
 def test_defaults_match_the_documented_values() -> None:
     s = Settings(_env_file=None)
-    assert s.llm_provider == "auto"
-    assert (s.llm_temperature, s.llm_max_tokens, s.llm_timeout_seconds, s.llm_max_retries) == (
+    assert s.llm.provider == "auto"
+    assert (s.llm.temperature, s.llm.max_tokens, s.llm.timeout_seconds, s.llm.max_retries) == (
         0.1,
         2000,
         30.0,
         3,
     )
-    assert (s.reflection_max_iterations, s.reflection_min_relevant_docs) == (2, 1)
-    assert s.reflection_doc_score_threshold == 0.5
-    assert (s.reranker_fetch_k, s.retrieval_top_k, s.rrf_k) == (15, 4, 60)
-    assert s.message_keep_last == 20
-    assert (s.rate_limit_per_minute, s.max_files, s.max_request_bytes) == (100, 1000, 10 * 2**20)
-    assert s.redis_url is None and s.database_url is None
-    assert not hasattr(s, "qdrant_url")  # personal vectors are in Postgres (pgvector)
+    assert (s.knowledge.reflection_max_iterations, s.knowledge.reflection_min_relevant_docs) == (
+        2,
+        1,
+    )
+    assert s.knowledge.reflection_doc_score_threshold == 0.5
+    assert (s.knowledge.reranker_fetch_k, s.knowledge.retrieval_top_k, s.knowledge.rrf_k) == (
+        15,
+        4,
+        60,
+    )
+    assert s.state.message_keep_last == 20
+    assert (s.api.rate_limit_per_minute, s.api.max_files, s.api.max_request_bytes) == (
+        100,
+        1000,
+        10 * 2**20,
+    )
+    assert s.storage.redis_url is None and s.storage.database_url is None
+    assert not hasattr(s.storage, "qdrant_url")  # personal vectors are in Postgres (pgvector)
 
 
 def test_deepseek_variables_are_the_openai_settings(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -39,24 +50,24 @@ def test_deepseek_variables_are_the_openai_settings(monkeypatch: pytest.MonkeyPa
     monkeypatch.setenv("DEEPSEEK_BASE_URL", "https://api.deepseek.com/v1")
     monkeypatch.setenv("DEEPSEEK_MODEL", "deepseek-chat")
     s = load_settings(_env_file=None)
-    assert s.openai_api_key is not None and s.openai_api_key.get_secret_value() == "sk-deep"
-    assert s.openai_base_url == "https://api.deepseek.com/v1"
-    assert s.openai_model == "deepseek-chat"
+    assert s.llm.openai_api_key is not None and s.llm.openai_api_key.get_secret_value() == "sk-deep"
+    assert s.llm.openai_base_url == "https://api.deepseek.com/v1"
+    assert s.llm.openai_model == "deepseek-chat"
 
 
 def test_lists_are_comma_separated(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("API_KEYS", "one, two,,three ")
     monkeypatch.setenv("CORS_ORIGINS", "http://a.example,http://b.example")
     s = load_settings(_env_file=None)
-    assert [k.get_secret_value() for k in s.api_keys] == ["one", "two", "three"]
-    assert s.cors_origins == ["http://a.example", "http://b.example"]
+    assert [k.get_secret_value() for k in s.api.api_keys] == ["one", "two", "three"]
+    assert s.api.cors_origins == ["http://a.example", "http://b.example"]
 
 
 def test_dotenv_file_is_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / ".env").write_text("LLM_PROVIDER=none\nRETRIEVAL_TOP_K=7\n")
     monkeypatch.chdir(tmp_path)
     s = load_settings()
-    assert s.llm_provider == "none" and s.retrieval_top_k == 7
+    assert s.llm.provider == "none" and s.knowledge.retrieval_top_k == 7
 
 
 @pytest.mark.parametrize(
@@ -140,8 +151,8 @@ def test_an_empty_value_means_unset(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_BASE_URL", "")
     monkeypatch.setenv("RETRIEVAL_TOP_K", "")
     settings = Settings(_env_file=None)
-    assert settings.checkpoint_ttl_minutes is None and settings.openai_base_url is None
-    assert settings.retrieval_top_k == Settings.model_fields["retrieval_top_k"].default
+    assert settings.storage.checkpoint_ttl_minutes is None and settings.llm.openai_base_url is None
+    assert settings.knowledge.retrieval_top_k == Settings.spec("retrieval_top_k").field.default
 
 
 def test_config_table_into_a_closed_pipe_is_quiet() -> None:
@@ -156,3 +167,46 @@ def test_config_table_into_a_closed_pipe_is_quiet() -> None:
     )
     assert done.stdout.startswith("| variable |")
     assert "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr
+
+
+def test_a_setting_is_read_into_its_group_under_its_variable(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Groups keep every variable name; the environment wins over `.env`, as before."""
+    env_file = tmp_path / ".env"
+    env_file.write_text("ANALYTICS_ROW_CAP=7\nANALYTICS_PREVIEW_ROWS=9\nDEEPSEEK_MODEL=from-file\n")
+    monkeypatch.setenv("ANALYTICS_ROW_CAP", "8")
+    s = Settings(_env_file=env_file)
+    assert (s.analytics.row_cap, s.analytics.preview_rows) == (8, 9)
+    assert s.llm.openai_model == "from-file"
+
+
+def test_overrides_name_a_setting_by_variable_or_by_group(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANALYTICS_PREVIEW_ROWS", "30")
+    by_variable = load_settings(_env_file=None, analytics_row_cap=5, deepseek_api_key="sk-x")
+    by_group = load_settings(_env_file=None, analytics={"row_cap": 5})
+    for s in (by_variable, by_group):
+        # an override of one field keeps the environment's value of its neighbours
+        assert (s.analytics.row_cap, s.analytics.preview_rows) == (5, 30)
+    assert by_variable.llm.openai_api_key is not None
+    with pytest.raises(SettingsError, match="ANALYTICS_ROW_CAP"):
+        load_settings(_env_file=None, analytics_row_cap=0)
+
+
+def test_every_variable_names_one_setting() -> None:
+    variables = [name for spec in setting_specs() for name in spec.variables]
+    assert len(variables) == len(set(variables))
+    assert Settings.spec("ANALYTICS_ROW_CAP").name == "row_cap"
+
+
+def test_config_imports_first_without_a_cycle() -> None:
+    """config composes tools.<cap>.settings: importing it first, in a fresh interpreter, must
+    not run into a package that imports config back at import time."""
+    done = subprocess.run(
+        [sys.executable, "-c", "import config; config.Settings(_env_file=None)"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr

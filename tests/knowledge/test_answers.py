@@ -158,7 +158,7 @@ async def test_no_retry_when_every_chunk_was_already_retrieved(
 ) -> None:
     store = await one_document("leave-policy.md")  # a chunk per section: RETRIEVAL_TOP_K fits
     chunks = (await store.stats())["chunks"]
-    assert chunks <= handbook_settings().retrieval_top_k
+    assert chunks <= handbook_settings().knowledge.retrieval_top_k
     graph = knowledge_graph(handbook_settings(), store, embedder, None)
     state = await ask(graph, "What is the capital of Peru?")
     assert stages(state) == ["evaluate_query", "retrieve", "grade_documents", "generate_answer",

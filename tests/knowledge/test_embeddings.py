@@ -36,7 +36,7 @@ def test_factory_is_cached_per_provider_and_model(embedder: SentenceTransformerE
     first = get_embeddings(settings)
     assert get_embeddings(load_settings(embedding_provider="sentence-transformers")) is first
     assert isinstance(first, SentenceTransformerEmbeddings)
-    assert first.batch_size == settings.embedding_batch_size
+    assert first.batch_size == settings.embeddings.batch_size
 
 
 def test_unknown_local_model_error_names_the_setting(tmp_path: Any) -> None:

@@ -95,7 +95,7 @@ async def test_an_old_embedded_data_dir_is_imported_once_with_a_log_line(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     settings = make_settings()
-    ids = write_old_layout(settings.data_dir, embedder)
+    ids = write_old_layout(settings.storage.data_dir, embedder)
     with caplog.at_level(logging.WARNING, logger="tools.knowledge.legacy"):
         store = await KnowledgeStore.open(settings, embeddings=embedder)
     try:
@@ -114,7 +114,7 @@ async def test_an_old_embedded_data_dir_is_imported_once_with_a_log_line(
         )
     finally:
         await store.close()
-    data_dir = settings.data_dir
+    data_dir = settings.storage.data_dir
     assert not (data_dir / "lexical" / KB).exists()
     assert (data_dir / "lexical.imported" / KB / "meta.json").exists()
     assert (data_dir / "qdrant" / "collection" / f"{KB}_chunks").is_dir()  # left as it was

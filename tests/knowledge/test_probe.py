@@ -43,7 +43,7 @@ def probe(
 async def test_questions_the_documents_answer_score_above_the_threshold(
     probe: Callable[[str], Any], handbook_settings: Callable[..., Settings]
 ) -> None:
-    threshold = handbook_settings().route_data_threshold
+    threshold = handbook_settings().routing.data_threshold
     scores = {q: await probe(q) for q in QUESTIONS + NOT_QUESTIONS}
     assert all(scores[q] >= threshold for q in QUESTIONS), scores
     assert all(scores[q] is not None and scores[q] < threshold for q in NOT_QUESTIONS), scores
@@ -85,5 +85,5 @@ async def test_a_document_question_reaches_the_knowledge_agent_without_a_model(
         graph, {"messages": [HumanMessage(question)]}, "knowledge", owner="alice"
     )
     assert state["route"]["agent"] == "knowledge" and state["route"]["method"] == "data"
-    assert state["route"]["confidence"] >= handbook_settings().route_data_threshold
+    assert state["route"]["confidence"] >= handbook_settings().routing.data_threshold
     assert expected in state["answer"] and state["low_confidence"] is False

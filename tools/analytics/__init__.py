@@ -32,6 +32,6 @@ Module map (each module's docstring has the details):
 
 Wiring (app layer): at start-up `ensure_seeded(DATABASE_URL, reader_user=...,
 reader_password=...)` in a thread, then `pool = open_reader_pool(reader_conninfo(DATABASE_URL,
-user, password), max_size=settings.analytics_pool_size)`; `await pool.open()`; build one
+user, password), max_size=settings.analytics.pool_size)`; `await pool.open()`; build one
 `AnalyticsContext.from_settings(settings, pool, sql_model=...)` and `.with_user(id)` per request.
 """

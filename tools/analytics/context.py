@@ -74,13 +74,13 @@ class AnalyticsContext:
         return cls(
             pool=pool,
             user_id=user_id,
-            demo_mode=settings.analytics_demo_mode,
+            demo_mode=settings.analytics.demo_mode,
             sql_model=sql_model,
-            reference_date=settings.analytics_reference_date,
-            row_cap=settings.analytics_row_cap,
-            preview_rows=settings.analytics_preview_rows,
-            statement_timeout_ms=settings.analytics_statement_timeout_ms,
-            max_sql_chars=settings.analytics_max_sql_chars,
+            reference_date=settings.analytics.reference_date,
+            row_cap=settings.analytics.row_cap,
+            preview_rows=settings.analytics.preview_rows,
+            statement_timeout_ms=settings.analytics.statement_timeout_ms,
+            max_sql_chars=settings.analytics.max_sql_chars,
         )
 
     def with_user(self, user_id: str) -> AnalyticsContext:

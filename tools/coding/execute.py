@@ -28,9 +28,9 @@ class CodeLimits:
     @classmethod
     def from_settings(cls, settings: Settings) -> CodeLimits:
         return cls(
-            max_code_chars=settings.coding_max_code_chars,
-            max_rows=settings.coding_max_test_rows,
-            max_columns=settings.coding_max_test_columns,
+            max_code_chars=settings.coding.max_code_chars,
+            max_rows=settings.coding.max_test_rows,
+            max_columns=settings.coding.max_test_columns,
         )
 
 

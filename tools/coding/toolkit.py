@@ -82,8 +82,8 @@ class CodingToolkit:
             sandbox=box,
             model=model,
             limits=CodeLimits.from_settings(settings),
-            lint_timeout=settings.coding_lint_timeout_seconds,
-            allowed_modules=allowed_import_names(tuple(settings.sandbox_packages)),
+            lint_timeout=settings.coding.lint_timeout_seconds,
+            allowed_modules=allowed_import_names(tuple(settings.sandbox.packages)),
             metrics=metrics or CodingMetrics(extra=lambda: {"sandbox": box.stats.snapshot()}),
         )
 

@@ -99,41 +99,45 @@ class KnowledgeStore:
         reranking (HYBRID_SCORE_RERANK). Raises `KnowledgeEngineError` naming the fix.
         """
         self.settings = settings
-        name = name if name is not None else settings.knowledge_base_name
+        name = name if name is not None else settings.knowledge.base_name
         self.name = name
         self.owner = owner
-        self.data_dir = Path(data_dir if data_dir is not None else settings.data_dir)
+        self.data_dir = Path(data_dir if data_dir is not None else settings.storage.data_dir)
         self.embeddings = embeddings if embeddings is not None else get_embeddings(settings)
         dimension = embedding_dimension(self.embeddings)
-        model_name = str(getattr(self.embeddings, "model_name", settings.embedding_model))
-        url = database_url or resolve_database_url(settings.database_url, self.data_dir)
+        model_name = str(getattr(self.embeddings, "model_name", settings.embeddings.model))
+        url = database_url or resolve_database_url(settings.storage.database_url, self.data_dir)
         self.engine = KnowledgeEngine(url, kb=name, dimension=dimension, model=model_name)
         self._reranker = reranker
         self.retriever = HybridRetriever(
             self.engine,
             self.embeddings,
             owner=owner,
-            rrf_k=settings.rrf_k,
+            rrf_k=settings.knowledge.rrf_k,
             reranker=self._get_reranker,
-            dense_floor=settings.dense_relevance_floor,
-            dense_ceiling=settings.dense_relevance_ceiling,
+            dense_floor=settings.knowledge.dense_relevance_floor,
+            dense_ceiling=settings.knowledge.dense_relevance_ceiling,
         )
         self.indexer = Indexer(
             self.engine,
             self.embeddings,
             model_name=model_name,
-            chunk_size=settings.chunk_size,
-            chunk_overlap=settings.chunk_overlap,
+            chunk_size=settings.knowledge.chunk_size,
+            chunk_overlap=settings.knowledge.chunk_overlap,
             owner=owner,
         )
         self.batch_documents = (
-            batch_documents if batch_documents is not None else settings.ingest_batch_documents
+            batch_documents
+            if batch_documents is not None
+            else settings.knowledge.ingest_batch_documents
         )
-        self.score_rerank = settings.hybrid_score_rerank if score_rerank is None else score_rerank
+        self.score_rerank = (
+            settings.knowledge.hybrid_score_rerank if score_rerank is None else score_rerank
+        )
         # Ingestion's own threads: an upload of hours of embedding queues here, never in the
         # default pool that chat turns and searches run their blocking work on.
         self._ingest_pool = ThreadPoolExecutor(
-            max_workers=settings.ingest_workers, thread_name_prefix="ingest"
+            max_workers=settings.quotas.ingest_workers, thread_name_prefix="ingest"
         )
 
     @classmethod
@@ -180,7 +184,7 @@ class KnowledgeStore:
 
     def _get_reranker(self) -> CrossEncoderReranker:
         if self._reranker is None:
-            self._reranker = get_reranker(self.settings.reranker_model)
+            self._reranker = get_reranker(self.settings.knowledge.reranker_model)
         return self._reranker
 
     # --- ingestion -----------------------------------------------------------------------
@@ -238,8 +242,8 @@ class KnowledgeStore:
         settings = self.settings
         return LoadLimits(
             max_documents=max_documents,
-            max_pdf_pages=settings.max_pdf_pages,
-            max_extracted_chars=settings.max_extracted_chars,
+            max_pdf_pages=settings.quotas.max_pdf_pages,
+            max_extracted_chars=settings.quotas.max_extracted_chars,
         )
 
     def _admit(self, documents: list[LoadedDocument], prefix: str) -> None:
@@ -248,10 +252,14 @@ class KnowledgeStore:
         settings = self.settings
         chunks = 0
         for doc in documents:
-            chunks += len(chunk_text(doc.text, settings.chunk_size, settings.chunk_overlap))
-            if chunks > settings.max_chunks_per_upload:
+            chunks += len(
+                chunk_text(
+                    doc.text, settings.knowledge.chunk_size, settings.knowledge.chunk_overlap
+                )
+            )
+            if chunks > settings.quotas.max_chunks_per_upload:
                 raise IngestLimitExceeded(
-                    f"the upload makes more than {settings.max_chunks_per_upload:,} chunks "
+                    f"the upload makes more than {settings.quotas.max_chunks_per_upload:,} chunks "
                     "(MAX_CHUNKS_PER_UPLOAD); nothing was indexed. Split it into smaller "
                     "uploads.",
                     setting="MAX_CHUNKS_PER_UPLOAD",
@@ -259,19 +267,19 @@ class KnowledgeStore:
         held_documents, held_chunks = self.engine.source_totals(
             self.owner, prefix, excluding=sorted({doc.source for doc in documents})
         )
-        if held_documents + len(documents) > settings.max_documents_per_owner:
+        if held_documents + len(documents) > settings.quotas.max_documents_per_owner:
             raise IngestLimitExceeded(
                 f"this API key has {held_documents:,} uploaded documents and the upload adds "
-                f"{len(documents):,}; the quota is {settings.max_documents_per_owner:,} "
+                f"{len(documents):,}; the quota is {settings.quotas.max_documents_per_owner:,} "
                 "(MAX_DOCUMENTS_PER_OWNER). Delete documents you no longer need "
                 "(DELETE /documents/{id}); nothing was indexed.",
                 setting="MAX_DOCUMENTS_PER_OWNER",
                 per_owner=True,
             )
-        if held_chunks + chunks > settings.max_chunks_per_owner:
+        if held_chunks + chunks > settings.quotas.max_chunks_per_owner:
             raise IngestLimitExceeded(
                 f"this API key has {held_chunks:,} chunks of uploaded documents and the upload "
-                f"adds {chunks:,}; the quota is {settings.max_chunks_per_owner:,} "
+                f"adds {chunks:,}; the quota is {settings.quotas.max_chunks_per_owner:,} "
                 "(MAX_CHUNKS_PER_OWNER). Delete documents you no longer need "
                 "(DELETE /documents/{id}); nothing was indexed.",
                 setting="MAX_CHUNKS_PER_OWNER",
@@ -283,13 +291,14 @@ class KnowledgeStore:
         if isinstance(item, LoadResult):
             return item
         if isinstance(item, Path):
-            data = read_file(item, self.settings.max_document_bytes)
+            data = read_file(item, self.settings.knowledge.max_document_bytes)
             return load_bytes(item.name, data, str(item.resolve()), limits=limits)
         name, data, source = item
-        if len(data) > self.settings.max_document_bytes:
+        most = self.settings.knowledge.max_document_bytes
+        if len(data) > most:
             raise LoaderError(
                 f"{name}: {len(data):,} bytes is above MAX_DOCUMENT_BYTES "
-                f"({self.settings.max_document_bytes:,}); split the file or raise the limit"
+                f"({most:,}); split the file or raise the limit"
             )
         return load_bytes(name, data, source, limits=limits)
 
@@ -338,7 +347,7 @@ class KnowledgeStore:
                 if len(pending) >= self.batch_documents:
                     await flush()
 
-        cap = self.settings.max_documents_per_upload
+        cap = self.settings.quotas.max_documents_per_upload
         admitted: list[tuple[int, LoadResult]] = []  # an upload's files, loaded, not yet queued
         held = 0  # their documents
         for slot, (label, item) in enumerate(items):
@@ -445,9 +454,9 @@ class KnowledgeStore:
         return await self.retriever.search(
             query,
             lambda_mult=lambda_mult,
-            fetch_k=fetch_k if fetch_k is not None else self.settings.reranker_fetch_k,
-            top_k=top_k if top_k is not None else self.settings.retrieval_top_k,
-            rerank=self.settings.enable_reranking if rerank is None else rerank,
+            fetch_k=fetch_k if fetch_k is not None else self.settings.knowledge.reranker_fetch_k,
+            top_k=top_k if top_k is not None else self.settings.knowledge.retrieval_top_k,
+            rerank=self.settings.knowledge.enable_reranking if rerank is None else rerank,
             score_rerank=self.score_rerank if score_rerank is None else score_rerank,
             distinct_documents=distinct_documents,
             leg_k=leg_k,

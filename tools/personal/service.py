@@ -115,13 +115,13 @@ class PersonalLimits:
     def from_settings(cls, settings: Settings) -> PersonalLimits:
         """The limits the settings name."""
         return cls(
-            page_size=settings.personal_page_size,
-            max_page_size=settings.personal_max_page_size,
-            search_limit=settings.personal_search_limit,
-            hybrid_candidates=settings.personal_hybrid_candidates,
-            event_minutes=settings.personal_event_minutes,
-            timezone=settings.personal_timezone,
-            default_hour=settings.personal_default_hour,
+            page_size=settings.personal.page_size,
+            max_page_size=settings.personal.max_page_size,
+            search_limit=settings.personal.search_limit,
+            hybrid_candidates=settings.personal.hybrid_candidates,
+            event_minutes=settings.personal.event_minutes,
+            timezone=settings.personal.timezone,
+            default_hour=settings.personal.default_hour,
         )
 
 

@@ -104,17 +104,17 @@ class WebhookConfig:
     @classmethod
     def from_settings(cls, settings: Settings) -> WebhookConfig:
         """The configuration the `personal` settings name."""
-        secret = settings.personal_webhook_secret
+        secret = settings.personal.webhook_secret
         return cls(
-            urls=tuple(settings.personal_webhook_urls),
+            urls=tuple(settings.personal.webhook_urls),
             secret=secret.get_secret_value() if secret else None,
-            timeout_seconds=settings.personal_webhook_timeout_seconds,
-            max_attempts=settings.personal_webhook_max_attempts,
-            backoff_seconds=settings.personal_webhook_backoff_seconds,
-            backoff_max_seconds=settings.personal_webhook_backoff_max_seconds,
-            dead_letter_max=settings.personal_dead_letter_max,
-            allowed_hosts=tuple(settings.webhook_allowed_hosts),
-            max_response_bytes=settings.webhook_max_response_bytes,
+            timeout_seconds=settings.personal.webhook_timeout_seconds,
+            max_attempts=settings.personal.webhook_max_attempts,
+            backoff_seconds=settings.personal.webhook_backoff_seconds,
+            backoff_max_seconds=settings.personal.webhook_backoff_max_seconds,
+            dead_letter_max=settings.personal.dead_letter_max,
+            allowed_hosts=tuple(settings.webhooks.allowed_hosts),
+            max_response_bytes=settings.webhooks.max_response_bytes,
         )
 
 

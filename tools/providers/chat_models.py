@@ -26,8 +26,9 @@ from langchain_core.messages import AIMessage
 from langchain_core.outputs import LLMResult
 from langchain_core.rate_limiters import InMemoryRateLimiter
 
-from config import LLMRole, Settings, redact_url
+from config import Settings, redact_url
 from tools.providers import transport as llm_transport
+from tools.providers.settings import LLMRole
 
 log = logging.getLogger(__name__)
 
@@ -58,18 +59,20 @@ class ProviderChoice:
 
 
 def openai_base_url(settings: Settings) -> str:
-    return (settings.openai_base_url or DEFAULT_OPENAI_BASE_URL).rstrip("/")
+    return (settings.llm.openai_base_url or DEFAULT_OPENAI_BASE_URL).rstrip("/")
 
 
 def _probe_ollama(settings: Settings) -> str | None:
     """None when Ollama answers, else why not."""
-    url = f"{settings.ollama_base_url.rstrip('/')}/api/tags"
+    url = f"{settings.llm.ollama_base_url.rstrip('/')}/api/tags"
     try:
-        response = httpx.get(url, timeout=settings.llm_probe_timeout_seconds)
+        response = httpx.get(url, timeout=settings.llm.probe_timeout_seconds)
     except httpx.HTTPError as exc:
-        return f"Ollama at {redact_url(settings.ollama_base_url)} did not answer ({exc!r})"
+        return f"Ollama at {redact_url(settings.llm.ollama_base_url)} did not answer ({exc!r})"
     if response.status_code != 200:
-        return f"Ollama at {redact_url(settings.ollama_base_url)} answered {response.status_code}"
+        return (
+            f"Ollama at {redact_url(settings.llm.ollama_base_url)} answered {response.status_code}"
+        )
     return None
 
 
@@ -77,11 +80,11 @@ def _probe_openai(settings: Settings) -> str | None:
     """None when the OpenAI-compatible server answers with this key, else why not."""
     base = openai_base_url(settings)
     headers = {}
-    if settings.openai_api_key is not None:
-        headers["Authorization"] = f"Bearer {settings.openai_api_key.get_secret_value()}"
+    if settings.llm.openai_api_key is not None:
+        headers["Authorization"] = f"Bearer {settings.llm.openai_api_key.get_secret_value()}"
     try:
         response = httpx.get(
-            f"{base}/models", headers=headers, timeout=settings.llm_probe_timeout_seconds
+            f"{base}/models", headers=headers, timeout=settings.llm.probe_timeout_seconds
         )
     except httpx.HTTPError as exc:
         return f"OpenAI-compatible server at {redact_url(base)} did not answer ({exc!r})"
@@ -96,14 +99,14 @@ def _probe_openai(settings: Settings) -> str | None:
 
 def detect_provider(settings: Settings) -> ProviderChoice:
     """Resolve LLM_PROVIDER (probing the servers for `auto`) into the provider to use."""
-    wanted = settings.llm_provider
+    wanted = settings.llm.provider
     if wanted == "none":
         return ProviderChoice("none", "LLM_PROVIDER=none")
     if wanted == "ollama":
         return ProviderChoice(
-            "ollama", "LLM_PROVIDER=ollama", settings.ollama_model, settings.ollama_base_url
+            "ollama", "LLM_PROVIDER=ollama", settings.llm.ollama_model, settings.llm.ollama_base_url
         )
-    has_openai = settings.openai_api_key is not None or settings.openai_base_url is not None
+    has_openai = settings.llm.openai_api_key is not None or settings.llm.openai_base_url is not None
     if wanted == "openai":
         if not has_openai:
             raise LLMConfigError(
@@ -111,7 +114,7 @@ def detect_provider(settings: Settings) -> ProviderChoice:
                 "OPENAI_BASE_URL for a server without keys such as vLLM."
             )
         return ProviderChoice(
-            "openai", "LLM_PROVIDER=openai", settings.openai_model, openai_base_url(settings)
+            "openai", "LLM_PROVIDER=openai", settings.llm.openai_model, openai_base_url(settings)
         )
     # auto
     reasons = []
@@ -119,9 +122,9 @@ def detect_provider(settings: Settings) -> ProviderChoice:
     if ollama_problem is None:
         return ProviderChoice(
             "ollama",
-            f"auto: Ollama answered at {redact_url(settings.ollama_base_url)}",
-            settings.ollama_model,
-            settings.ollama_base_url,
+            f"auto: Ollama answered at {redact_url(settings.llm.ollama_base_url)}",
+            settings.llm.ollama_model,
+            settings.llm.ollama_base_url,
         )
     reasons.append(ollama_problem)
     if has_openai:
@@ -131,7 +134,7 @@ def detect_provider(settings: Settings) -> ProviderChoice:
             return ProviderChoice(
                 "openai",
                 f"auto: OpenAI-compatible server answered at {redact_url(base)}",
-                settings.openai_model,
+                settings.llm.openai_model,
                 base,
             )
         reasons.append(openai_problem)
@@ -175,15 +178,15 @@ class LLMFactory:
         self.cache = cache
         self.usage = UsageCounter()
         self._policy = llm_transport.RetryPolicy(
-            max_retries=settings.llm_max_retries, base_seconds=settings.llm_retry_base_seconds
+            max_retries=settings.llm.max_retries, base_seconds=settings.llm.retry_base_seconds
         )
-        per_second = settings.llm_rate_limit_per_minute / 60.0
+        per_second = settings.llm.rate_limit_per_minute / 60.0
         # The bucket holds up to `max_concurrency` tokens: short bursts may use every slot,
         # the sustained rate stays at the configured requests per minute.
         self._rate_limiter = InMemoryRateLimiter(
             requests_per_second=per_second,
             check_every_n_seconds=min(0.1, 1.0 / per_second),
-            max_bucket_size=float(settings.llm_max_concurrency),
+            max_bucket_size=float(settings.llm.max_concurrency),
         )
         self._models: dict[LLMRole, BaseChatModel] = {}
         self._lock = threading.Lock()
@@ -207,31 +210,31 @@ class LLMFactory:
 
     def _build(self, role: LLMRole) -> BaseChatModel:
         s = self.settings
-        name = s.llm_fast_model if role == "fast" and s.llm_fast_model else self.choice.model
+        name = s.llm.fast_model if role == "fast" and s.llm.fast_model else self.choice.model
         common: dict[str, Any] = {
-            "temperature": s.llm_temperature,
+            "temperature": s.llm.temperature,
             "rate_limiter": self._rate_limiter,
             "callbacks": [self.usage],
-            "cache": self.cache if self.cache is not None and s.llm_cache_ttl_seconds else False,
+            "cache": self.cache if self.cache is not None and s.llm.cache_ttl_seconds else False,
         }
         if self.choice.provider == "openai":
             from langchain_openai import ChatOpenAI
 
             if self._http is None:
-                limit, timeout = s.llm_max_concurrency, s.llm_timeout_seconds
+                limit, timeout = s.llm.max_concurrency, s.llm.timeout_seconds
                 self._http = llm_transport.sync_client(
                     self._policy, max_concurrency=limit, timeout=timeout
                 )
                 self._ahttp = llm_transport.async_client(
                     self._policy, max_concurrency=limit, timeout=timeout
                 )
-            key = s.openai_api_key.get_secret_value() if s.openai_api_key else "not-needed"
+            key = s.llm.openai_api_key.get_secret_value() if s.llm.openai_api_key else "not-needed"
             return ChatOpenAI(
-                model=name or s.openai_model,
+                model=name or s.llm.openai_model,
                 base_url=self.choice.base_url,
                 api_key=key,
-                max_tokens=s.llm_max_tokens,
-                timeout=s.llm_timeout_seconds,
+                max_tokens=s.llm.max_tokens,
+                timeout=s.llm.timeout_seconds,
                 max_retries=0,  # retries live in the transport
                 http_client=self._http,
                 http_async_client=self._ahttp,
@@ -241,13 +244,13 @@ class LLMFactory:
         from langchain_ollama import ChatOllama
 
         sync_kw, async_kw = llm_transport.transport_kwargs(
-            self._policy, max_concurrency=s.llm_max_concurrency
+            self._policy, max_concurrency=s.llm.max_concurrency
         )
         return ChatOllama(
-            model=name or s.ollama_model,
+            model=name or s.llm.ollama_model,
             base_url=self.choice.base_url,
-            num_predict=s.llm_max_tokens,
-            client_kwargs={"timeout": s.llm_timeout_seconds},
+            num_predict=s.llm.max_tokens,
+            client_kwargs={"timeout": s.llm.timeout_seconds},
             sync_client_kwargs=sync_kw,
             async_client_kwargs=async_kw,
             **common,

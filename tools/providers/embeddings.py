@@ -273,12 +273,12 @@ def get_embeddings(settings: Settings) -> Embeddings:
 
     Either way vectors are unit length and ``EMBEDDING_BATCH_SIZE`` texts go per model call.
     """
-    provider = settings.embedding_provider
-    model = settings.embedding_model
-    batch = int(settings.embedding_batch_size)
+    provider = settings.embeddings.provider
+    model = settings.embeddings.model
+    batch = int(settings.embeddings.batch_size)
     key: tuple[str, ...]
     if provider == "ollama":
-        key = (provider, model, settings.ollama_base_url, str(batch))
+        key = (provider, model, settings.llm.ollama_base_url, str(batch))
     else:
         key = (provider, model, str(batch))
     with _CACHE_LOCK:
@@ -289,7 +289,7 @@ def get_embeddings(settings: Settings) -> Embeddings:
     if provider == "ollama":
         from langchain_ollama import OllamaEmbeddings
 
-        inner = OllamaEmbeddings(model=model, base_url=settings.ollama_base_url)
+        inner = OllamaEmbeddings(model=model, base_url=settings.llm.ollama_base_url)
         made = NormalizedEmbeddings(inner, batch_size=batch, model_name=model)
     elif provider == "sentence-transformers":
         made = SentenceTransformerEmbeddings(model, batch_size=batch)

@@ -40,21 +40,21 @@ class SandboxLimits:
     def from_settings(cls, settings: Settings) -> SandboxLimits:
         """The limits the settings configure."""
         return cls(
-            bwrap_path=settings.sandbox_bwrap_path,
-            timeout_seconds=settings.sandbox_timeout_seconds,
-            cpu_seconds=settings.sandbox_cpu_seconds,
-            memory_mb=settings.sandbox_memory_mb,
-            max_tasks=settings.sandbox_max_tasks,
-            max_file_mb=settings.sandbox_max_file_mb,
-            max_open_files=settings.sandbox_max_open_files,
-            tmp_mb=settings.sandbox_tmp_mb,
-            output_bytes=settings.sandbox_output_bytes,
-            result_bytes=settings.sandbox_result_bytes,
-            packages=tuple(settings.sandbox_packages),
-            uid=settings.sandbox_uid,
-            max_concurrency=settings.sandbox_max_concurrency,
-            max_per_owner=settings.sandbox_max_per_owner,
-            head_rows=settings.coding_result_head_rows,
+            bwrap_path=settings.sandbox.bwrap_path,
+            timeout_seconds=settings.sandbox.timeout_seconds,
+            cpu_seconds=settings.sandbox.cpu_seconds,
+            memory_mb=settings.sandbox.memory_mb,
+            max_tasks=settings.sandbox.max_tasks,
+            max_file_mb=settings.sandbox.max_file_mb,
+            max_open_files=settings.sandbox.max_open_files,
+            tmp_mb=settings.sandbox.tmp_mb,
+            output_bytes=settings.sandbox.output_bytes,
+            result_bytes=settings.sandbox.result_bytes,
+            packages=tuple(settings.sandbox.packages),
+            uid=settings.sandbox.uid,
+            max_concurrency=settings.sandbox.max_concurrency,
+            max_per_owner=settings.sandbox.max_per_owner,
+            head_rows=settings.coding.result_head_rows,
         )
 
     def rlimits(self) -> dict[str, int]:

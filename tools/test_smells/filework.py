@@ -63,12 +63,12 @@ class FileWork:
     def from_settings(cls, settings: Settings) -> FileWork:
         """The process's engine as configured: cache size and TTL, limits, rule settings."""
         cache = ParseCache(
-            settings.analysis_parse_cache_size, settings.analysis_parse_cache_ttl_seconds
+            settings.analysis.parse_cache_size, settings.analysis.parse_cache_ttl_seconds
         )
         return cls(
             cache,
-            max_files=settings.max_files,
-            max_total_bytes=settings.max_request_bytes,
+            max_files=settings.api.max_files,
+            max_total_bytes=settings.api.max_request_bytes,
             config=base_config(settings),
         )
 
@@ -105,10 +105,10 @@ class FileWork:
 def base_config(settings: Settings) -> AnalysisConfig:
     """The rule and review settings of this deployment (requests override single fields)."""
     return AnalysisConfig(
-        verbose_test_max_statements=settings.analysis_verbose_test_max_statements,
-        obscure_setup_max_locals=settings.analysis_obscure_setup_max_locals,
-        lack_of_cohesion_threshold=settings.analysis_lack_of_cohesion_threshold,
-        max_findings=settings.analysis_max_findings,
-        llm_batch_size=settings.analysis_llm_batch_size,
-        llm_min_confidence=settings.analysis_llm_min_confidence,
+        verbose_test_max_statements=settings.analysis.verbose_test_max_statements,
+        obscure_setup_max_locals=settings.analysis.obscure_setup_max_locals,
+        lack_of_cohesion_threshold=settings.analysis.lack_of_cohesion_threshold,
+        max_findings=settings.analysis.max_findings,
+        llm_batch_size=settings.analysis.llm_batch_size,
+        llm_min_confidence=settings.analysis.llm_min_confidence,
     )
