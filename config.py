@@ -46,7 +46,7 @@ from tools.knowledge.settings import KnowledgeSettings
 from tools.personal.settings import PersonalSettings
 from tools.providers.settings import EmbeddingSettings, LLMSettings
 from tools.sandbox.settings import SandboxSettings
-from tools.test_smells.settings import AnalysisSettings
+from tools.test_analysis.settings import AnalysisSettings
 
 
 class SettingsError(RuntimeError):

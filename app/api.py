@@ -28,13 +28,8 @@ from app.errors import (
     validation_error,
 )
 from app.owner_metrics import OwnerMetrics, OwnerMetricsMiddleware
-from app.routers.analyses import router as analyses_router
-from app.routers.analytics import router as analytics_router
 from app.routers.chat import chat_router, sessions_router
-from app.routers.coding import router as coding_router
-from app.routers.documents import router as documents_router
 from app.routers.ops import router as ops_router
-from app.routers.personal import router as personal_router
 from app.security import auth_keys, open_door, owner_secret
 from app.services import Services
 from app.storage import StartupError
@@ -133,11 +128,6 @@ def create_app(
     app.include_router(ops_router)
     app.include_router(chat_router(options_model_for(registry.options())))
     app.include_router(sessions_router)
-    app.include_router(analyses_router)
-    app.include_router(documents_router)
-    app.include_router(coding_router)
-    app.include_router(analytics_router)
-    app.include_router(personal_router)
     for component in listed:
         if component.router is not None:
             app.include_router(component.router)

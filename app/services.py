@@ -19,7 +19,6 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from agents.contract.context import AgentOptions, AgentServices, RunContext, options_model_for
 from app.components.base import Component, Components, open_components, operation_registry
-from app.components.registry import COMPONENTS
 from app.runs.store import RunStore
 from app.runs.threads import ThreadRuns
 from app.runs.worker import RunWorker
@@ -122,7 +121,10 @@ class Services:
             agents = AgentServices(settings, llm)
             # Load the embedding model now, not on the first message that needs routing.
             await asyncio.to_thread(agents.embeddings)
-            listed = COMPONENTS if listed is None else listed
+            if listed is None:
+                from app.components.registry import COMPONENTS  # routers import this module
+
+                listed = COMPONENTS
             components = await open_components(settings, agents, stores, listed)
             registry = registry or build_registry()
             graph = compile_graph(registry, agents, checkpointer=saver)

@@ -62,13 +62,13 @@ from agents.test_analysis.state import AnalysisRequestData, ReviewTask
 from app.analyses import run_sync
 from config import Settings
 from graph.workflow import compile_graph
-from tools.test_smells.cache import ParseCache
-from tools.test_smells.filework import FileWork
-from tools.test_smells.parsing import count_lines, parse_file
-from tools.test_smells.pipeline import analyze_files
-from tools.test_smells.rules import check_file
-from tools.test_smells.schemas import AnalysisConfig, SourceFile
-from tools.test_smells.synthesis import synthesize
+from tools.test_analysis.cache import ParseCache
+from tools.test_analysis.filework import FileWork
+from tools.test_analysis.parsing import count_lines, parse_file
+from tools.test_analysis.pipeline import analyze_files
+from tools.test_analysis.rules import check_file
+from tools.test_analysis.schemas import AnalysisConfig, SourceFile
+from tools.test_analysis.synthesis import synthesize
 
 REFERENCE_FLOOR_LPS = 160_000  # ast.parse + walk on pytest's testing/, reference 2-core box
 PYTEST_TIDY_LPS = 50_000  # pytest-tidy on pytest's testing/, same box

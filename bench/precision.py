@@ -48,8 +48,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench import strict_f1
-from tools.test_smells.pipeline import analyze_files
-from tools.test_smells.schemas import AnalysisConfig, Issue, SourceFile
+from tools.test_analysis.pipeline import analyze_files
+from tools.test_analysis.schemas import AnalysisConfig, Issue, SourceFile
 
 DATA = Path(__file__).resolve().parent / "data" / "precision_judgments.jsonl"
 FROZEN = Path(__file__).resolve().parent / "data" / "frozen" / "smells" / "judgments.jsonl"

@@ -14,10 +14,10 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools.test_smells.catalogue import SMELLS
-from tools.test_smells.parsing import parse_file
-from tools.test_smells.rules import check_file
-from tools.test_smells.schemas import AnalysisConfig
+from tools.test_analysis.catalogue import SMELLS
+from tools.test_analysis.parsing import parse_file
+from tools.test_analysis.rules import check_file
+from tools.test_analysis.schemas import AnalysisConfig
 
 CORPUS = Path(__file__).resolve().parent / "data" / "strict_corpus"
 TARGET_F1 = 0.95

@@ -106,7 +106,7 @@ def test_personal_tools_build_no_agent_and_personal_agents_open_no_engine() -> N
 
 #: Capabilities whose ``tools/<cap>/`` is engine and operations only (tools/personal still
 #: builds its agents' graphs; its own change moves that to agents/).
-GRAPH_FREE_TOOLS = ("coding", "analytics", "test_smells")
+GRAPH_FREE_TOOLS = ("coding", "analytics", "test_analysis")
 
 
 def test_engines_and_operations_hold_no_graph_code() -> None:

@@ -1,6 +1,6 @@
 """The test-analysis agent: a parallel fan-out over test files with synthesis, enhancement and a
 quality gate. The analysis itself (parsing, rules, synthesis) is the engine in
-``tools.test_smells``; this package holds the agent's graph:
+``tools.test_analysis``; this package holds the agent's graph:
 
     spec.py        registration, the seven stage nodes and their quality gates, the fan-out
     state.py       the agent's working state (plain data) and its reducers

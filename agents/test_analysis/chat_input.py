@@ -17,7 +17,7 @@ import bisect
 import re
 
 from agents.test_analysis.state import SourceEntry
-from tools.test_smells.validation import UnsafePathError, normalize_path
+from tools.test_analysis.validation import UnsafePathError, normalize_path
 
 __all__ = ["extract_test_files", "looks_like_tests"]
 

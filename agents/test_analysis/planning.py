@@ -33,11 +33,11 @@ from agents.test_analysis.state import (
     PlannedFile,
 )
 from config import Settings
-from tools.test_smells.batches import LLMBatch, batch_tests_for_llm, estimate_tokens
-from tools.test_smells.filework import FileWork, base_config
-from tools.test_smells.parsing import ParsedFile, count_lines
-from tools.test_smells.schemas import AnalysisConfig
-from tools.test_smells.validation import AnalysisInputError, LimitExceededError, content_size
+from tools.test_analysis.batches import LLMBatch, batch_tests_for_llm, estimate_tokens
+from tools.test_analysis.filework import FileWork, base_config
+from tools.test_analysis.parsing import ParsedFile, count_lines
+from tools.test_analysis.schemas import AnalysisConfig
+from tools.test_analysis.validation import AnalysisInputError, LimitExceededError, content_size
 
 __all__ = [
     "AnalysisModeError",

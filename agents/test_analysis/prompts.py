@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tools.test_smells.catalogue import SMELLS
+from tools.test_analysis.catalogue import SMELLS
 
 #: The catalogue as the model sees it: one line per smell id.
 SMELL_LINES = "\n".join(f"- {s.id}: {s.fires_when}" for s in SMELLS.values())

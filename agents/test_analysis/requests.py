@@ -18,9 +18,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from agents.test_analysis.planning import effective_config, resolve_mode
 from agents.test_analysis.state import AnalysisMode, AnalysisRequestData, SourceEntry
 from config import Settings
-from tools.test_smells.pipeline import validate_files
-from tools.test_smells.schemas import AnalysisConfig
-from tools.test_smells.validation import AnalysisInputError, DecodeProblem, decode_content
+from tools.test_analysis.pipeline import validate_files
+from tools.test_analysis.schemas import AnalysisConfig
+from tools.test_analysis.validation import AnalysisInputError, DecodeProblem, decode_content
 
 __all__ = ["AnalyzeRequest", "FileIn", "InvalidRequestError", "prepare"]
 

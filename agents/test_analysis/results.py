@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from agents.test_analysis.planning import uses_llm, uses_rules
 from agents.test_analysis.state import STAGES, AnalysisState
-from tools.test_smells.schemas import FileReport, Issue, Metrics, Summary
+from tools.test_analysis.schemas import FileReport, Issue, Metrics, Summary
 
 __all__ = ["AnalysisResponse", "QualityReport", "ResultMetrics", "assemble", "check"]
 

@@ -31,7 +31,7 @@ from agents.contract.context import RunContext, services_of
 from agents.test_analysis.prompts import REVIEW_RETRY, REVIEW_SYSTEM, REVIEW_USER
 from agents.test_analysis.state import BatchReview, ReviewTask
 from tools.providers.chat_models import message_text
-from tools.test_smells.batches import (
+from tools.test_analysis.batches import (
     LLMBatch,
     MalformedLLMOutput,
     parse_llm_json,

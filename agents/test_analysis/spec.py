@@ -34,7 +34,7 @@ from agents.test_analysis.stages import (
     synthesize_findings,
 )
 from agents.test_analysis.state import AGENT, AnalysisOptions, AnalysisState, ReviewTask
-from tools.test_smells.report import summary_text
+from tools.test_analysis.report import summary_text
 
 __all__ = ["analysis_agent", "assure_quality", "build", "fan_out"]
 

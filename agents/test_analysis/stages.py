@@ -16,13 +16,13 @@ from langgraph.runtime import Runtime
 from agents.contract.context import RunContext, services_of
 from agents.test_analysis.planning import uses_rules
 from agents.test_analysis.state import AnalysisState, FindingData, SourceEntry
-from tools.test_smells.catalogue import ENCODING_ERROR, SYNTAX_ERROR
-from tools.test_smells.enhance import enhance
-from tools.test_smells.filework import FileWork
-from tools.test_smells.pipeline import encoding_error_finding
-from tools.test_smells.schemas import AnalysisConfig, FileReport, Finding, Source
-from tools.test_smells.synthesis import synthesize
-from tools.test_smells.validation import DecodeProblem
+from tools.test_analysis.catalogue import ENCODING_ERROR, SYNTAX_ERROR
+from tools.test_analysis.enhance import enhance
+from tools.test_analysis.filework import FileWork
+from tools.test_analysis.pipeline import encoding_error_finding
+from tools.test_analysis.schemas import AnalysisConfig, FileReport, Finding, Source
+from tools.test_analysis.synthesis import synthesize
+from tools.test_analysis.validation import DecodeProblem
 
 __all__ = [
     "config_of",

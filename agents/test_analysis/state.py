@@ -3,7 +3,7 @@
 Every value is plain data (dicts, lists, str, numbers): the Redis saver checkpoints it after
 every step, and pydantic objects would need the serializer's allowlist on every load. Parsed
 files and ASTs never enter the state; they live in the per-process parse cache
-(:mod:`tools.test_smells.filework`), keyed by path + content, so a resumed run in another
+(:mod:`tools.test_analysis.filework`), keyed by path + content, so a resumed run in another
 process simply parses again.
 
 Lifecycle: ``plan_analysis`` sets ``analysis_request`` from the turn's ``agent_input`` (the

@@ -29,13 +29,15 @@ import psycopg
 from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import AsyncConnectionPool
 
-from app.components.base import Components
+from app.components.base import Component, Components
+from app.routers.analytics import router
 from app.storage import Dependency, EmbeddedPostgres, StartupError
 from config import Settings, redact_url
 from tools.analytics.chartstore import ChartStore
 from tools.analytics.context import AnalyticsContext
 from tools.analytics.dataset import DATASET_VERSION
 from tools.analytics.executor import open_reader_pool, reader_conninfo
+from tools.analytics.operations import OPERATIONS
 from tools.analytics.schema import MARKER_TABLE, SCHEMA
 from tools.analytics.seed import SeedError, SeedReport, ensure_seeded
 
@@ -188,3 +190,7 @@ def seed_command(settings: Settings, *, force: bool = False, as_json: bool = Fal
         "transactions; analytics SQL runs as this role."
     )
     return 0
+
+
+#: The analytics capability's part of the app: its engine, operations and routes.
+COMPONENT = Component("analytics", start_analytics, OPERATIONS, router)

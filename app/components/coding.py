@@ -21,9 +21,11 @@ import logging
 import time
 from typing import Any
 
-from app.components.base import Components
+from app.components.base import Component, Components
+from app.routers.coding import router
 from app.storage import Dependency
 from tools.coding import CodingToolkit
+from tools.coding.operations import OPERATIONS
 from tools.sandbox import Sandbox
 
 log = logging.getLogger(__name__)
@@ -87,3 +89,7 @@ async def start_coding(components: Components) -> None:
     components.agents.provide(toolkit)
     components.health.append(SandboxHealth(sandbox).check)
     components.metrics["coding"] = toolkit.metrics.snapshot
+
+
+#: The coding capability's part of the app: its engine, operations and routes.
+COMPONENT = Component("coding", start_coding, OPERATIONS, router)

@@ -18,8 +18,10 @@ from __future__ import annotations
 import asyncio
 import time
 
-from app.components.base import Components
+from app.components.base import Component, Components
+from app.routers.knowledge import router
 from app.storage import Dependency
+from tools.knowledge.operations import OPERATIONS
 from tools.knowledge.store import KnowledgeStore
 
 #: How long the health check waits for the knowledge base's counts.
@@ -62,3 +64,7 @@ async def knowledge_health(
         return Dependency("knowledge", "error", mode, ms, "postgres", reason, required=False)
     ms = round((time.perf_counter() - started) * 1000, 2)
     return Dependency("knowledge", "ok", mode, ms, "postgres", required=False)
+
+
+#: The knowledge capability's part of the app: its engine, operations and routes.
+COMPONENT = Component("knowledge", start_knowledge, OPERATIONS, router)

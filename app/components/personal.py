@@ -28,8 +28,10 @@ from typing import Any
 from langgraph.store.base import BaseStore
 from langgraph.store.postgres import AsyncPostgresStore
 
-from app.components.base import Components
+from app.components.base import Component, Components
+from app.routers.personal import router
 from app.storage import Dependency, StartupError, Stores
+from tools.personal.operations import OPERATIONS
 from tools.personal.pgvector import VectorIndexError
 from tools.personal.service import PersonalLimits, PersonalService
 from tools.personal.webhooks import WebhookConfig, WebhookSender
@@ -113,3 +115,7 @@ async def personal_health(
         reason = "timed out" if isinstance(exc, TimeoutError) else f"{type(exc).__name__}: {exc}"
         return done("error", reason.splitlines()[0])
     return done("ok") if off is None else done("degraded", off)
+
+
+#: The personal capability's part of the app: its engine, operations and routes.
+COMPONENT = Component("personal", start_personal, OPERATIONS, router)

@@ -20,7 +20,7 @@ import psycopg
 import pytest
 from fastapi.testclient import TestClient
 
-from app.routers.documents import upload_failure
+from app.routers.knowledge import upload_failure
 from app.security import owner_of
 from config import Settings
 from main import create_app

@@ -19,7 +19,7 @@ from agents.contract.spec import AgentSpec
 from config import Settings
 from graph.workflow import SwitchyardGraph, build_registry, compile_graph
 from tests.support.scripted import FixedFactory
-from tools.test_smells.filework import FileWork
+from tools.test_analysis.filework import FileWork
 
 
 def agent_services(

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import textwrap
 
-from tools.test_smells.parsing import parse_file
-from tools.test_smells.rules import check_file
-from tools.test_smells.schemas import AnalysisConfig, Finding
+from tools.test_analysis.parsing import parse_file
+from tools.test_analysis.rules import check_file
+from tools.test_analysis.schemas import AnalysisConfig, Finding
 
 STRICT = AnalysisConfig(profile="strict")
 DEFAULT = AnalysisConfig()

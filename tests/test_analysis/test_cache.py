@@ -6,10 +6,10 @@ import threading
 
 import pytest
 
-from tools.test_smells.cache import ParseCache
-from tools.test_smells.parsing import ParseStats, parse_file
-from tools.test_smells.rules import check_file
-from tools.test_smells.schemas import AnalysisConfig
+from tools.test_analysis.cache import ParseCache
+from tools.test_analysis.parsing import ParseStats, parse_file
+from tools.test_analysis.rules import check_file
+from tools.test_analysis.schemas import AnalysisConfig
 
 SRC = "def test_a():\n    result = run()\n"
 

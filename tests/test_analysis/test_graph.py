@@ -12,10 +12,10 @@ from agents.test_analysis.state import STAGES
 from tests.support.scripted import ScriptedChatModel
 from tests.test_analysis.conftest import Analyse, graph_for
 from tests.test_analysis.graphkit import BatchRecorder, synthetic_suite
-from tools.test_smells import parsing as parsing_module
-from tools.test_smells.cache import ParseCache
-from tools.test_smells.pipeline import analyze_files
-from tools.test_smells.schemas import AnalysisConfig
+from tools.test_analysis import parsing as parsing_module
+from tools.test_analysis.cache import ParseCache
+from tools.test_analysis.pipeline import analyze_files
+from tools.test_analysis.schemas import AnalysisConfig
 
 SAMPLE = textwrap.dedent(
     """\

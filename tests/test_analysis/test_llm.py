@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from tools.test_smells.batches import (
+from tools.test_analysis.batches import (
     LLMBatch,
     LLMReview,
     MalformedLLMOutput,
@@ -14,7 +14,7 @@ from tools.test_smells.batches import (
     review_json_schema,
     validate_llm_review,
 )
-from tools.test_smells.parsing import parse_file
+from tools.test_analysis.parsing import parse_file
 
 SRC_A = "\n".join(f"def test_a{i}():\n    assert f({i})\n" for i in range(7))
 SRC_B = "import pytest\n\n@pytest.mark.slow\ndef test_b():\n    run()\n"

@@ -14,10 +14,10 @@ from agents.contract.context import AgentServices
 from config import Settings
 from tests.support.scripted import FixedFactory, ScriptedChatModel
 from tools.operations import EngineNotOpen, OperationContext, OperationError
-from tools.test_smells.filework import FileWork
-from tools.test_smells.operations import OPERATIONS, AnalyzeTestsInput, analyze_tests
-from tools.test_smells.pipeline import analyze_files
-from tools.test_smells.schemas import AnalysisConfig
+from tools.test_analysis.filework import FileWork
+from tools.test_analysis.operations import OPERATIONS, AnalyzeTestsInput, analyze_tests
+from tools.test_analysis.pipeline import analyze_files
+from tools.test_analysis.schemas import AnalysisConfig
 
 SMELLY = """
 import time

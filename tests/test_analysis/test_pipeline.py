@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from tools.test_smells.cache import ParseCache
-from tools.test_smells.pipeline import analyze_files
-from tools.test_smells.schemas import AnalysisConfig, AnalysisResult, Finding, Source, SourceFile
-from tools.test_smells.validation import UnsafePathError
+from tools.test_analysis.cache import ParseCache
+from tools.test_analysis.pipeline import analyze_files
+from tools.test_analysis.schemas import AnalysisConfig, AnalysisResult, Finding, Source, SourceFile
+from tools.test_analysis.validation import UnsafePathError
 
 STRICT = AnalysisConfig(profile="strict")
 GOOD = "def test_a():\n    result = run()\n\ndef test_b():\n    assert compute() == 37\n"

@@ -14,10 +14,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.test_analysis.support import DEFAULT, STRICT, lines_of, run_rules
-from tools.test_smells.enhance import enhance
-from tools.test_smells.parsing import parse_file
-from tools.test_smells.rules import check_file
-from tools.test_smells.schemas import AnalysisConfig
+from tools.test_analysis.enhance import enhance
+from tools.test_analysis.parsing import parse_file
+from tools.test_analysis.rules import check_file
+from tools.test_analysis.schemas import AnalysisConfig
 
 
 def smells(source: str, config: AnalysisConfig = DEFAULT) -> set[str]:
@@ -525,7 +525,7 @@ def test_every_example_of_the_catalogue_fixtures_parses() -> None:
 
 
 def test_every_generic_example_parses() -> None:
-    from tools.test_smells.templates import TEMPLATES
+    from tools.test_analysis.templates import TEMPLATES
 
     for smell_id, template in TEMPLATES.items():
         assert ast.parse(template.generic_example) is not None, smell_id

@@ -17,8 +17,8 @@ from config import Settings
 from tests.support.stub_openai import StubOpenAI
 from tests.test_analysis.graphkit import BatchRecorder, synthetic_suite
 from tools.providers.chat_models import LLMFactory, ProviderChoice
-from tools.test_smells.batches import batch_tests_for_llm
-from tools.test_smells.parsing import parse_file
+from tools.test_analysis.batches import batch_tests_for_llm
+from tools.test_analysis.parsing import parse_file
 
 Node = Any
 

@@ -11,13 +11,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.test_analysis.test_smells import NEGATIVE, POSITIVE
-from tools.test_smells.batches import batch_tests_for_llm
-from tools.test_smells.catalogue import SYNTAX_ERROR
-from tools.test_smells.enhance import enhance
-from tools.test_smells.parsing import parse_file
-from tools.test_smells.pipeline import analyze_files
-from tools.test_smells.rules import check_file
-from tools.test_smells.schemas import AnalysisConfig, SourceFile
+from tools.test_analysis.batches import batch_tests_for_llm
+from tools.test_analysis.catalogue import SYNTAX_ERROR
+from tools.test_analysis.enhance import enhance
+from tools.test_analysis.parsing import parse_file
+from tools.test_analysis.pipeline import analyze_files
+from tools.test_analysis.rules import check_file
+from tools.test_analysis.schemas import AnalysisConfig, SourceFile
 
 # Invalid code makes the parser warn (invalid escape sequences, "is" with a literal, ...).
 pytestmark = pytest.mark.filterwarnings("ignore::SyntaxWarning")

@@ -7,7 +7,7 @@ import pydantic
 import pytest
 
 from tests.test_analysis.support import lines_of, run_rules
-from tools.test_smells.schemas import AnalysisConfig
+from tools.test_analysis.schemas import AnalysisConfig
 
 ROULETTE = """
     def test_totals():

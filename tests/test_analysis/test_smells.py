@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.test_analysis.support import lines_of, run_rules
-from tools.test_smells.catalogue import SMELLS, Severity
+from tools.test_analysis.catalogue import SMELLS, Severity
 
 # (smell, case name, source, expected lines). Line 1 is the first line of the snippet.
 POSITIVE: list[tuple[str, str, str, list[int]]] = [

@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 
 from tests.test_analysis.support import run_rules
-from tools.test_smells.catalogue import SMELLS, Severity
-from tools.test_smells.enhance import enhance
-from tools.test_smells.parsing import parse_file
-from tools.test_smells.schemas import Finding, Source
-from tools.test_smells.synthesis import merge_findings, prioritise, summarize, synthesize
-from tools.test_smells.templates import TEMPLATES
+from tools.test_analysis.catalogue import SMELLS, Severity
+from tools.test_analysis.enhance import enhance
+from tools.test_analysis.parsing import parse_file
+from tools.test_analysis.schemas import Finding, Source
+from tools.test_analysis.synthesis import merge_findings, prioritise, summarize, synthesize
+from tools.test_analysis.templates import TEMPLATES
 
 
 def finding(
@@ -198,9 +198,9 @@ def test_context_survives_a_checkpoint_round_trip_and_enhance_still_fills_templa
     [f] = run_rules(src)
     serde = JsonPlusSerializer(
         allowed_msgpack_modules=[
-            ("tools.test_smells.schemas", "Finding"),
-            ("tools.test_smells.schemas", "Source"),
-            ("tools.test_smells.catalogue", "Severity"),
+            ("tools.test_analysis.schemas", "Finding"),
+            ("tools.test_analysis.schemas", "Source"),
+            ("tools.test_analysis.catalogue", "Severity"),
         ]
     )
     restored = serde.loads_typed(serde.dumps_typed(f))

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pydantic
 import pytest
 
-from tools.test_smells.pipeline import validate_files
-from tools.test_smells.schemas import SourceFile
-from tools.test_smells.validation import (
+from tools.test_analysis.pipeline import validate_files
+from tools.test_analysis.schemas import SourceFile
+from tools.test_analysis.validation import (
     DecodeProblem,
     DuplicatePathError,
     LimitExceededError,

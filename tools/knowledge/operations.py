@@ -2,7 +2,7 @@
 
 Each is a typed function ``(ctx, payload) -> result`` on the process's `KnowledgeStore`
 (``ctx.engine(KnowledgeStore)``: `EngineNotOpen` when the knowledge component did not open it),
-served by ``app/routers/documents.py`` and listed in :data:`OPERATIONS` for agents and MCP.
+served by ``app/routers/knowledge.py`` and listed in :data:`OPERATIONS` for agents and MCP.
 
 Who sees and changes what (README, "Who sees and changes documents"): the knowledge base is one
 collection that every owner reads (a team's handbook), so searching, listing and showing cover

@@ -35,7 +35,7 @@ from app.runs.store import TERMINAL, now_iso
 from app.security import Caller, CallerDep
 from app.services import Services, ServicesDep
 from app.sessions import SESSION_ID_PATTERN
-from tools.test_smells.validation import AnalysisInputError
+from tools.test_analysis.validation import AnalysisInputError
 
 log = logging.getLogger(__name__)
 

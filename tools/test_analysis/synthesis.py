@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 
-from tools.test_smells.schemas import Finding, Severity, Source, Summary
+from tools.test_analysis.schemas import Finding, Severity, Source, Summary
 
 __all__ = ["merge_findings", "prioritise", "sort_findings", "summarize", "synthesize"]
 

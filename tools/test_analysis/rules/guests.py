@@ -24,10 +24,10 @@ import ipaddress
 import re
 from urllib.parse import urlsplit
 
-from tools.test_smells.parsing import TestFunction
-from tools.test_smells.rules.common import Emitter, dotted_name, segment
-from tools.test_smells.rules.facts import TestFacts
-from tools.test_smells.rules.kinds import HTTP_CALLS, MOCK_NAMES, NUMPY_LOADERS
+from tools.test_analysis.parsing import TestFunction
+from tools.test_analysis.rules.common import Emitter, dotted_name, segment
+from tools.test_analysis.rules.facts import TestFacts
+from tools.test_analysis.rules.kinds import HTTP_CALLS, MOCK_NAMES, NUMPY_LOADERS
 
 _DB_MODULES = frozenset(
     {

@@ -11,8 +11,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from tools.test_smells.catalogue import ALL_SMELLS, SMELLS, Severity
-from tools.test_smells.validation import normalize_path
+from tools.test_analysis.catalogue import ALL_SMELLS, SMELLS, Severity
+from tools.test_analysis.validation import normalize_path
 
 __all__ = [
     "AnalysisConfig",
@@ -287,7 +287,7 @@ class Metrics(BaseModel):
 
 
 class AnalysisResult(BaseModel):
-    """Result of :func:`tools.test_smells.pipeline.analyze_files`."""
+    """Result of :func:`tools.test_analysis.pipeline.analyze_files`."""
 
     #: Typed Issue: Finding instances are accepted and serialised without their context.
     issues: list[Issue]

@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 import bisect
 
-from tools.test_smells.rules.common import (
+from tools.test_analysis.rules.common import (
     Emitter,
     is_pure,
     literal_value,
@@ -23,9 +23,9 @@ from tools.test_smells.rules.common import (
     segment,
     source_text,
 )
-from tools.test_smells.rules.facts import Assertion, TestFacts
-from tools.test_smells.rules.fixes import unparse
-from tools.test_smells.rules.kinds import EQUALITY_CALLS, SELF_DESCRIBING, TRUE_OPS
+from tools.test_analysis.rules.facts import Assertion, TestFacts
+from tools.test_analysis.rules.fixes import unparse
+from tools.test_analysis.rules.kinds import EQUALITY_CALLS, SELF_DESCRIBING, TRUE_OPS
 
 __all__ = ["check_duplicates", "check_redundant"]
 

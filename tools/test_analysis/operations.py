@@ -1,7 +1,7 @@
 """The test-analysis capability's operation: ``analyze_tests``, the rule-based analysis of given
 test files (no model): files in, findings out.
 
-It runs the rules-only pipeline (:func:`~tools.test_smells.pipeline.analyze_files`) on the
+It runs the rules-only pipeline (:func:`~tools.test_analysis.pipeline.analyze_files`) on the
 process's engine (``ctx.engine(FileWork)``, opened by the test-analysis component): its parse
 cache, its request limits (MAX_FILES, MAX_REQUEST_BYTES) and this deployment's rule settings,
 which the payload's ``config`` overrides field by field. An input the engine refuses (unsafe or
@@ -17,10 +17,10 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from tools.operations import Operation, OperationContext, OperationError, operation
-from tools.test_smells.filework import FileWork
-from tools.test_smells.pipeline import analyze_files
-from tools.test_smells.schemas import AnalysisConfig, AnalysisResult
-from tools.test_smells.validation import AnalysisInputError
+from tools.test_analysis.filework import FileWork
+from tools.test_analysis.pipeline import analyze_files
+from tools.test_analysis.schemas import AnalysisConfig, AnalysisResult
+from tools.test_analysis.validation import AnalysisInputError
 
 CAPABILITY = "test_analysis"
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import ast
 
-from tools.test_smells.rules.common import Emitter, segment
-from tools.test_smells.rules.facts import Assertion
-from tools.test_smells.rules.fixes import unparse
+from tools.test_analysis.rules.common import Emitter, segment
+from tools.test_analysis.rules.facts import Assertion
+from tools.test_analysis.rules.fixes import unparse
 
 _TRUE_MAP: dict[type, str] = {
     ast.Eq: "assertEqual",

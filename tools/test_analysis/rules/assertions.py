@@ -6,23 +6,23 @@ from __future__ import annotations
 import ast
 import re
 
-from tools.test_smells.parsing import TestFunction
-from tools.test_smells.rules.common import (
+from tools.test_analysis.parsing import TestFunction
+from tools.test_analysis.rules.common import (
     Emitter,
     join_names,
     segment,
 )
-from tools.test_smells.rules.facts import Assertion, TestFacts
-from tools.test_smells.rules.fixes import register_msg_positions, unparse, with_message
-from tools.test_smells.rules.kinds import SELF_DESCRIBING
-from tools.test_smells.rules.magic import check_magic
-from tools.test_smells.rules.redundancy import check_duplicates, check_redundant
-from tools.test_smells.rules.sensitive import (
+from tools.test_analysis.rules.facts import Assertion, TestFacts
+from tools.test_analysis.rules.fixes import register_msg_positions, unparse, with_message
+from tools.test_analysis.rules.kinds import SELF_DESCRIBING
+from tools.test_analysis.rules.magic import check_magic
+from tools.test_analysis.rules.redundancy import check_duplicates, check_redundant
+from tools.test_analysis.rules.sensitive import (
     check_sensitive,
     formatting_is_subject,
     formatting_word,
 )
-from tools.test_smells.rules.suboptimal import check_suboptimal
+from tools.test_analysis.rules.suboptimal import check_suboptimal
 
 # Positional index of unittest's ``msg`` argument per assertion method.
 _MSG_INDEX: dict[str, int] = {}

@@ -11,13 +11,13 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from tools.test_smells.cache import DEFAULT_PARSE_CACHE, ParseCache
-from tools.test_smells.catalogue import ENCODING_ERROR, SYNTAX_ERROR, smell
-from tools.test_smells.enhance import enhance
-from tools.test_smells.gcpause import gc_paused
-from tools.test_smells.parsing import ParsedFile, ParseStats, parse_file
-from tools.test_smells.rules import DEFAULT_CONFIG, check_file
-from tools.test_smells.schemas import (
+from tools.test_analysis.cache import DEFAULT_PARSE_CACHE, ParseCache
+from tools.test_analysis.catalogue import ENCODING_ERROR, SYNTAX_ERROR, smell
+from tools.test_analysis.enhance import enhance
+from tools.test_analysis.gcpause import gc_paused
+from tools.test_analysis.parsing import ParsedFile, ParseStats, parse_file
+from tools.test_analysis.rules import DEFAULT_CONFIG, check_file
+from tools.test_analysis.schemas import (
     AnalysisConfig,
     AnalysisResult,
     FileReport,
@@ -27,9 +27,9 @@ from tools.test_smells.schemas import (
     Source,
     SourceFile,
 )
-from tools.test_smells.synthesis import synthesize
-from tools.test_smells.templates import generic_suggestion
-from tools.test_smells.validation import (
+from tools.test_analysis.synthesis import synthesize
+from tools.test_analysis.templates import generic_suggestion
+from tools.test_analysis.validation import (
     DEFAULT_MAX_FILES,
     DEFAULT_MAX_TOTAL_BYTES,
     DecodeProblem,
@@ -50,7 +50,7 @@ def validate_files(
     max_total_bytes: int = DEFAULT_MAX_TOTAL_BYTES,
 ) -> list[SourceFile]:
     """Input processing: normalise paths and enforce the limits, or raise an
-    :class:`~tools.test_smells.validation.AnalysisInputError` (with its HTTP status).
+    :class:`~tools.test_analysis.validation.AnalysisInputError` (with its HTTP status).
 
     Mappings are converted with the path checked *first*, so an unsafe path raises
     :class:`UnsafePathError` itself rather than a generic validation error.

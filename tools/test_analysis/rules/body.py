@@ -5,16 +5,16 @@ from __future__ import annotations
 
 import ast
 
-from tools.test_smells.parsing import ParsedFile, ParsedTree, TestFunction
-from tools.test_smells.rules.common import Emitter, dotted_name, join_names, segment
-from tools.test_smells.rules.conditional import check_conditional_logic
-from tools.test_smells.rules.exceptions import (
+from tools.test_analysis.parsing import ParsedFile, ParsedTree, TestFunction
+from tools.test_analysis.rules.common import Emitter, dotted_name, join_names, segment
+from tools.test_analysis.rules.conditional import check_conditional_logic
+from tools.test_analysis.rules.exceptions import (
     PYTEST_STYLE,
     UNITTEST_STYLE,
     check_exception_handling,
 )
-from tools.test_smells.rules.facts import TestFacts
-from tools.test_smells.rules.guests import check_mystery_guests
+from tools.test_analysis.rules.facts import TestFacts
+from tools.test_analysis.rules.guests import check_mystery_guests
 
 #: Output-capturing fixtures: a test that takes one is testing what gets printed.
 _CAPTURE_PARAMS = frozenset({"capsys", "capfd", "capsysbinary", "capfdbinary", "capteesys"})

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from tools.test_smells.cache import DEFAULT_PARSE_CACHE, ParseCache, cache_key
+from tools.test_analysis.cache import DEFAULT_PARSE_CACHE, ParseCache, cache_key
 
 __all__ = [
     "DEFAULT_TEST_FILE_PATTERNS",

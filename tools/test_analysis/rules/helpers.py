@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import ast
 
-from tools.test_smells.parsing import ParsedTree, TestClass
-from tools.test_smells.rules.common import RuleConfig
+from tools.test_analysis.parsing import ParsedTree, TestClass
+from tools.test_analysis.rules.common import RuleConfig
 
 __all__ = ["PYTEST_ASSERTS", "HelperResolver", "decorator_name", "is_factory"]
 

@@ -25,12 +25,12 @@ import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from tools.test_smells.cache import ParseCache, cache_key
-from tools.test_smells.gcpause import gc_paused
-from tools.test_smells.parsing import ParsedFile, parse_file
-from tools.test_smells.rules import check_file
-from tools.test_smells.schemas import AnalysisConfig, Finding
-from tools.test_smells.validation import DEFAULT_MAX_FILES, DEFAULT_MAX_TOTAL_BYTES
+from tools.test_analysis.cache import ParseCache, cache_key
+from tools.test_analysis.gcpause import gc_paused
+from tools.test_analysis.parsing import ParsedFile, parse_file
+from tools.test_analysis.rules import check_file
+from tools.test_analysis.schemas import AnalysisConfig, Finding
+from tools.test_analysis.validation import DEFAULT_MAX_FILES, DEFAULT_MAX_TOTAL_BYTES
 
 if TYPE_CHECKING:
     from config import Settings

@@ -13,7 +13,7 @@ import copy
 import re
 from http import HTTPStatus
 
-from tools.test_smells.rules.common import dotted_name
+from tools.test_analysis.rules.common import dotted_name
 
 __all__ = [
     "MESSAGE_PLACEHOLDER",

@@ -25,9 +25,9 @@ from __future__ import annotations
 
 import ast
 
-from tools.test_smells.rules.common import Emitter, dotted_name, segment
-from tools.test_smells.rules.facts import TestFacts
-from tools.test_smells.rules.fixes import unparse
+from tools.test_analysis.rules.common import Emitter, dotted_name, segment
+from tools.test_analysis.rules.facts import TestFacts
+from tools.test_analysis.rules.fixes import unparse
 
 __all__ = ["check_conditional_logic"]
 

@@ -11,16 +11,16 @@ from __future__ import annotations
 
 import logging
 
-from tools.test_smells.catalogue import SYNTAX_ERROR, smell
-from tools.test_smells.parsing import ParsedFile, ParsedTree
-from tools.test_smells.rules.assertions import check_assertion_rules, check_unknown_test
-from tools.test_smells.rules.body import check_body_rules
-from tools.test_smells.rules.classes import check_class_rules, check_pytestmark
-from tools.test_smells.rules.common import Emitter, rule_config
-from tools.test_smells.rules.facts import FactCollector, TestFacts
-from tools.test_smells.rules.noqa import apply_noqa
-from tools.test_smells.schemas import AnalysisConfig, Finding, Source
-from tools.test_smells.templates import generic_suggestion
+from tools.test_analysis.catalogue import SYNTAX_ERROR, smell
+from tools.test_analysis.parsing import ParsedFile, ParsedTree
+from tools.test_analysis.rules.assertions import check_assertion_rules, check_unknown_test
+from tools.test_analysis.rules.body import check_body_rules
+from tools.test_analysis.rules.classes import check_class_rules, check_pytestmark
+from tools.test_analysis.rules.common import Emitter, rule_config
+from tools.test_analysis.rules.facts import FactCollector, TestFacts
+from tools.test_analysis.rules.noqa import apply_noqa
+from tools.test_analysis.schemas import AnalysisConfig, Finding, Source
+from tools.test_analysis.templates import generic_suggestion
 
 __all__ = ["DEFAULT_CONFIG", "check_file", "syntax_error_finding"]
 

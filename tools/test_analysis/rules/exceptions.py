@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import ast
 
-from tools.test_smells.rules.common import Emitter, dotted_name
-from tools.test_smells.rules.facts import TestFacts
-from tools.test_smells.rules.fixes import unparse
+from tools.test_analysis.rules.common import Emitter, dotted_name
+from tools.test_analysis.rules.facts import TestFacts
+from tools.test_analysis.rules.fixes import unparse
 
 __all__ = ["PYTEST_STYLE", "UNITTEST_STYLE", "check_exception_handling"]
 

@@ -8,12 +8,12 @@ import functools
 import math
 import re
 
-from tools.test_smells.parsing import TestClass
-from tools.test_smells.rules.body import check_ignored_decorators, skip_marker
-from tools.test_smells.rules.common import Emitter
-from tools.test_smells.rules.facts import FactCollector, TestFacts
-from tools.test_smells.rules.fixes import identifier
-from tools.test_smells.rules.fixtures import check_fixture_rules
+from tools.test_analysis.parsing import TestClass
+from tools.test_analysis.rules.body import check_ignored_decorators, skip_marker
+from tools.test_analysis.rules.common import Emitter
+from tools.test_analysis.rules.facts import FactCollector, TestFacts
+from tools.test_analysis.rules.fixes import identifier
+from tools.test_analysis.rules.fixtures import check_fixture_rules
 
 _WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 #: Words every test shares; counting them would make unrelated tests look cohesive.

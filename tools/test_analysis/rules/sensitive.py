@@ -11,10 +11,10 @@ from __future__ import annotations
 import ast
 import re
 
-from tools.test_smells.rules.common import Emitter, dotted_name, segment
-from tools.test_smells.rules.facts import Assertion
-from tools.test_smells.rules.fixes import unparse
-from tools.test_smells.rules.kinds import EQUALITY_CALLS
+from tools.test_analysis.rules.common import Emitter, dotted_name, segment
+from tools.test_analysis.rules.facts import Assertion
+from tools.test_analysis.rules.fixes import unparse
+from tools.test_analysis.rules.kinds import EQUALITY_CALLS
 
 __all__ = ["check_sensitive", "formatting_is_subject", "formatting_word"]
 

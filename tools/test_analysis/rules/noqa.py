@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import re
 
-from tools.test_smells.catalogue import ALL_SMELLS
-from tools.test_smells.parsing import ParsedFile
-from tools.test_smells.schemas import Finding
+from tools.test_analysis.catalogue import ALL_SMELLS
+from tools.test_analysis.parsing import ParsedFile
+from tools.test_analysis.schemas import Finding
 
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[\w\-]+(?:[\s,]+[\w\-]+)*))?", re.IGNORECASE)
 _HAS_NOQA = re.compile(r"#\s*noqa", re.IGNORECASE)

@@ -12,10 +12,10 @@ import ast
 from dataclasses import dataclass, field
 from typing import Any
 
-from tools.test_smells.parsing import ParsedTree, TestFunction
-from tools.test_smells.rules.common import RuleConfig
-from tools.test_smells.rules.helpers import PYTEST_ASSERTS, HelperResolver, decorator_name
-from tools.test_smells.rules.kinds import GUEST_NAMES, HELPERISH_PREFIXES, MOCK_NAMES
+from tools.test_analysis.parsing import ParsedTree, TestFunction
+from tools.test_analysis.rules.common import RuleConfig
+from tools.test_analysis.rules.helpers import PYTEST_ASSERTS, HelperResolver, decorator_name
+from tools.test_analysis.rules.kinds import GUEST_NAMES, HELPERISH_PREFIXES, MOCK_NAMES
 
 PYTEST_SKIPS = frozenset({"skip"})
 SLEEP_MODULES = frozenset({"time", "asyncio", "trio", "anyio", "gen"})

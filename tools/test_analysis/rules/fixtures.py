@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import ast
 
-from tools.test_smells.parsing import TestClass, TestFunction, base_name
-from tools.test_smells.rules.common import Emitter, join_names
-from tools.test_smells.rules.facts import FactCollector, TestFacts
-from tools.test_smells.rules.fixes import identifier
+from tools.test_analysis.parsing import TestClass, TestFunction, base_name
+from tools.test_analysis.rules.common import Emitter, join_names
+from tools.test_analysis.rules.facts import FactCollector, TestFacts
+from tools.test_analysis.rules.fixes import identifier
 
 __all__ = ["check_fixture_rules"]
 

@@ -16,9 +16,9 @@ import bisect
 import re
 from collections.abc import Iterable, Mapping
 
-from tools.test_smells.parsing import ParsedFile
-from tools.test_smells.schemas import Finding, Source
-from tools.test_smells.templates import TEMPLATES, generic_suggestion, render
+from tools.test_analysis.parsing import ParsedFile
+from tools.test_analysis.schemas import Finding, Source
+from tools.test_analysis.templates import TEMPLATES, generic_suggestion, render
 
 __all__ = ["enhance", "enhance_one"]
 

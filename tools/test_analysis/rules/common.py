@@ -10,10 +10,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from tools.test_smells.catalogue import SMELLS
-from tools.test_smells.parsing import ParsedFile, ParsedTree
-from tools.test_smells.schemas import AnalysisConfig, Finding, Source
-from tools.test_smells.templates import generic_suggestion
+from tools.test_analysis.catalogue import SMELLS
+from tools.test_analysis.parsing import ParsedFile, ParsedTree
+from tools.test_analysis.schemas import AnalysisConfig, Finding, Source
+from tools.test_analysis.templates import generic_suggestion
 
 HelperMatcher = Callable[[str], bool]
 

@@ -24,9 +24,9 @@ import ast
 import re
 from typing import Any
 
-from tools.test_smells.rules.common import Emitter, is_number, segment
-from tools.test_smells.rules.facts import Assertion, TestFacts
-from tools.test_smells.rules.fixes import (
+from tools.test_analysis.rules.common import Emitter, is_number, segment
+from tools.test_analysis.rules.facts import Assertion, TestFacts
+from tools.test_analysis.rules.fixes import (
     constant_name,
     http_status,
     looks_like_status,

@@ -16,10 +16,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from tools.test_smells.catalogue import SMELLS
-from tools.test_smells.parsing import ParsedFile
-from tools.test_smells.schemas import Finding, Source
-from tools.test_smells.templates import generic_suggestion
+from tools.test_analysis.catalogue import SMELLS
+from tools.test_analysis.parsing import ParsedFile
+from tools.test_analysis.schemas import Finding, Source
+from tools.test_analysis.templates import generic_suggestion
 
 __all__ = [
     "DroppedFinding",

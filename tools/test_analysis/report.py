@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tools.test_smells.catalogue import Severity
+from tools.test_analysis.catalogue import Severity
 
 __all__ = ["TOP_FINDINGS", "summary_text"]
 
