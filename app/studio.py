@@ -87,7 +87,7 @@ async def make_saver() -> AsyncIterator[AsyncRedisSaver]:
     embedded = None
     url = settings.redis_url
     if not url:
-        from app.storage import EmbeddedRedis
+        from tools.embedded import EmbeddedRedis
 
         embedded = EmbeddedRedis(settings.data_dir)
         url = embedded.url
@@ -98,4 +98,4 @@ async def make_saver() -> AsyncIterator[AsyncRedisSaver]:
             yield saver
     finally:
         if embedded is not None:
-            embedded.stop()
+            embedded.release()

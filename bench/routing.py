@@ -67,11 +67,11 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 from agents.contract.context import AgentServices  # noqa: E402
 from agents.contract.spec import AgentSpec  # noqa: E402
 from agents.knowledge.store import KnowledgeStore  # noqa: E402
-from app.storage import EmbeddedPostgres  # noqa: E402
 from config import LLMRole, Settings, load_settings  # noqa: E402
 from graph.nodes import RouterCache  # noqa: E402
 from graph.routing import Router  # noqa: E402
 from graph.workflow import build_registry  # noqa: E402
+from tools.embedded import EmbeddedPostgres  # noqa: E402
 from tools.personal.models import EventCreate, MealCreate, TaskCreate  # noqa: E402
 from tools.personal.pgvector import PgVectorItemIndex  # noqa: E402
 from tools.personal.service import PersonalLimits, PersonalService  # noqa: E402
@@ -195,7 +195,7 @@ async def personal_fixture(
         return None
     raw = json.loads(labeled.personal.read_text(encoding="utf-8"))
     server = EmbeddedPostgres(services.settings.data_dir)
-    stack.callback(server.stop)
+    stack.callback(server.release)
     pool = AsyncConnectionPool(
         server.url, min_size=1, max_size=4, open=False,
         kwargs={"autocommit": True, "prepare_threshold": None, "row_factory": dict_row},

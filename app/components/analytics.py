@@ -30,7 +30,7 @@ from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import AsyncConnectionPool
 
 from app.components.base import Components
-from app.storage import Dependency, EmbeddedPostgres, StartupError
+from app.storage import Dependency, StartupError
 from config import Settings, redact_url
 from tools.analytics.chartstore import ChartStore
 from tools.analytics.context import AnalyticsContext
@@ -38,6 +38,7 @@ from tools.analytics.dataset import DATASET_VERSION
 from tools.analytics.executor import open_reader_pool, reader_conninfo
 from tools.analytics.schema import MARKER_TABLE, SCHEMA
 from tools.analytics.seed import SeedError, SeedReport, ensure_seeded
+from tools.embedded import EmbeddedPostgres
 
 log = logging.getLogger(__name__)
 
@@ -167,7 +168,7 @@ def seed_command(settings: Settings, *, force: bool = False, as_json: bool = Fal
         return 3
     finally:
         if embedded is not None:
-            embedded.stop()
+            embedded.release()
     where = redact_url(url) if settings.database_url else f"the embedded Postgres ({url})"
     if as_json:
         print(json.dumps({"database": where, **report.__dict__}, indent=2))

@@ -14,8 +14,8 @@ from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 from qdrant_client import QdrantClient
 
-from app.storage import EmbeddedPostgres
 from tests.personal.support import HashEmbeddings
+from tools.embedded import EmbeddedPostgres
 from tools.personal.migrations import migrate
 from tools.personal.pgvector import PgVectorItemIndex
 from tools.personal.service import PersonalLimits, PersonalService
@@ -27,7 +27,7 @@ def embedded_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Embedd
     """A private embedded Postgres 16 (with pgvector) for this test session."""
     server = EmbeddedPostgres(Path(tmp_path_factory.mktemp("pgserver")))
     yield server
-    server.stop()
+    server.release()
 
 
 def fresh_database(server: EmbeddedPostgres) -> str:

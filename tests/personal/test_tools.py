@@ -12,9 +12,9 @@ from langchain_core.tools import BaseTool
 from langgraph.types import Command
 from psycopg_pool import AsyncConnectionPool
 
-from app.storage import EmbeddedPostgres
 from tests.personal.conftest import fresh_database, make_service, new_pool
 from tests.personal.support import NOW
+from tools.embedded import EmbeddedPostgres
 from tools.personal.context import PersonalContext
 from tools.personal.event_tools import event_tools
 from tools.personal.food_tools import food_tools
