@@ -180,8 +180,8 @@ class Stores:
         if self.qdrant is not None:
             self.qdrant.close()
         for server in reversed(self.embedded):
-            try:
-                server.release()
+            try:  # off the event loop: it takes a file lock, and may stop the server
+                await asyncio.to_thread(server.release)
             except Exception as exc:
                 log.warning("error while releasing an embedded server: %s", exc)
 
