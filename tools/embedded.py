@@ -40,7 +40,7 @@ import subprocess
 import tempfile
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, ClassVar
@@ -108,7 +108,13 @@ class Users:
         except ValueError:  # never written half (see _write); a hand-edited file: start over
             log.warning("ignoring the unreadable registry %s", self.path)
             return []
-        return [e for e in entries if isinstance(e, dict) and {"pid", "started"} <= e.keys()]
+        return [
+            e
+            for e in entries
+            if isinstance(e, dict)
+            and isinstance(e.get("pid"), int)
+            and isinstance(e.get("started"), (int, float))
+        ]
 
     def _write(self, entries: list[dict[str, Any]]) -> None:
         temporary = self.path.with_suffix(".tmp")
@@ -140,7 +146,7 @@ def _remove(entries: list[dict[str, Any]], me: dict[str, Any]) -> bool:
     return False
 
 
-def _wait(condition: Any, seconds: float) -> bool:
+def _wait(condition: Callable[[], bool], seconds: float) -> bool:
     """Poll `condition()` until it holds or `seconds` pass; whether it held."""
     deadline = time.monotonic() + seconds
     while True:
@@ -195,8 +201,8 @@ class EmbeddedServer(ABC):
             self._ensure_running(orphaned=not entries)
             _add(entries, _this_process())
         self._held = True
-        # a process that never releases (an error path, Studio's process-long engines) still
-        # leaves the registry at exit; a killed one is pruned by the next registry change
+        # a use never released (an error path, a script) still ends at a normal exit; a process
+        # killed or ended by a signal is pruned by the next registry change
         atexit.register(self.release)
 
     def release(self) -> None:
