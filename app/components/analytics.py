@@ -31,7 +31,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from app.components.base import Component, Components
 from app.routers.analytics import router
-from app.storage import Dependency, EmbeddedPostgres, StartupError
+from app.storage import Dependency, StartupError
 from config import Settings, redact_url
 from tools.analytics.chartstore import ChartStore
 from tools.analytics.context import AnalyticsContext
@@ -40,6 +40,7 @@ from tools.analytics.executor import open_reader_pool, reader_conninfo
 from tools.analytics.operations import OPERATIONS
 from tools.analytics.schema import MARKER_TABLE, SCHEMA
 from tools.analytics.seed import SeedError, SeedReport, ensure_seeded
+from tools.embedded import EmbeddedPostgres
 
 log = logging.getLogger(__name__)
 
@@ -169,7 +170,7 @@ def seed_command(settings: Settings, *, force: bool = False, as_json: bool = Fal
         return 3
     finally:
         if embedded is not None:
-            embedded.stop()
+            embedded.release()
     where = redact_url(url) if settings.storage.database_url else f"the embedded Postgres ({url})"
     if as_json:
         print(json.dumps({"database": where, **report.__dict__}, indent=2))

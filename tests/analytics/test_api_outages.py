@@ -18,12 +18,12 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app.api import create_app
-from app.storage import EmbeddedPostgres
 from config import Settings
 from tests.analytics.test_executor import SLOW_SQL
 from tests.support.processes import ApiProcess
 from tests.support.servers import RedisServer
 from tests.support.stub_openai import StubOpenAI, StubReply
+from tools.embedded import EmbeddedPostgres
 
 pytestmark = pytest.mark.slow
 
@@ -47,25 +47,21 @@ class StoppablePostgres:
 
     def __init__(self, folder: Path) -> None:
         self.embedded = EmbeddedPostgres(folder)
-        self.server: Any = self.embedded._server
         self.url = self.embedded.url
 
     def _pg_ctl(self, *args: str) -> None:
-        from pgserver import _commands
-
-        pg_ctl = _commands.pg_ctl  # type: ignore[attr-defined]  # made at import, per binary
-        pg_ctl(list(args), pgdata=self.server.pgdata, user=self.server.system_user, timeout=60)
+        self.embedded.pg_ctl(*args, timeout=60)
 
     def stop(self) -> None:
         self._pg_ctl("-w", "-m", "fast", "stop")
 
     def start(self) -> None:
         socket_dir = parse_qs(urlparse(self.url).query)["host"][0]
-        log = str(self.server.log)
+        log = str(self.embedded.log_file)
         self._pg_ctl("-w", "-o", '-h ""', "-o", f"-k {socket_dir}", "-l", log, "start")
 
     def close(self) -> None:
-        self.embedded.stop()
+        self.embedded.release()
 
 
 @pytest.fixture

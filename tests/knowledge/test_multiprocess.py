@@ -24,7 +24,8 @@ import pytest
 
 from tests.knowledge.conftest import CORPUS
 from tests.support.processes import REPO, ApiProcess
-from tools.knowledge.connect import embedded_postgres_url
+from tools.embedded import EmbeddedPostgres
+from tools.knowledge.connect import embedded_postgres
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1500)]
 
@@ -83,8 +84,8 @@ def search(env: dict[str, str], query: str) -> dict[str, list[str]]:
 
 
 def stop_postgres(data_dir: Path) -> None:
-    """Stop the embedded Postgres if a killed process left it running (its handle count
-    still names the dead process, so the last live one does not stop it)."""
+    """Stop the embedded Postgres if a failed test left it running (a passing one does not:
+    the last process using it stops it, see tools/embedded.py)."""
     pid_file = data_dir / "postgres" / "postmaster.pid"
     if not pid_file.exists():
         return
@@ -205,8 +206,17 @@ def consistency(url: str) -> dict[str, int]:
     return {"documents": int(docs), "chunks": int(stored)}
 
 
+@pytest.fixture
+def attached() -> Iterator[list[EmbeddedPostgres]]:
+    """This process's uses of an embedded Postgres, released after the test."""
+    uses: list[EmbeddedPostgres] = []
+    yield uses
+    for use in uses:
+        use.release()
+
+
 def test_a_cli_ingest_killed_mid_way_leaves_a_consistent_knowledge_base(
-    data_dir: Path, tmp_path: Path
+    data_dir: Path, tmp_path: Path, attached: list[EmbeddedPostgres]
 ) -> None:
     corpus = tmp_path / "many.jsonl"
     rows = [
@@ -230,7 +240,9 @@ def test_a_cli_ingest_killed_mid_way_leaves_a_consistent_knowledge_base(
             assert time.monotonic() < deadline, "the ingest committed nothing in time"
             assert process.poll() is None, "the ingest ended before it could be killed"
             if (data_dir / "postgres" / "postmaster.pid").exists():
-                url = url or embedded_postgres_url(data_dir)
+                if not url:  # this process uses the server too: it outlives the killed CLI
+                    attached.append(embedded_postgres(data_dir))
+                    url = attached[0].url
                 committed = _committed(url)
             time.sleep(0.2)
         process.send_signal(signal.SIGKILL)

@@ -2,11 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,56 +9,18 @@ import httpx
 import pytest
 import redis
 
-from tests.support.servers import free_port
-
-REPO = Path(__file__).resolve().parents[2]
+from tests.support.processes import StudioProcess
 
 
 @pytest.fixture
 def langgraph_dev(redis_url: str, tmp_path: Path) -> Iterator[str]:
     """`langgraph dev` started from the repo, offline; yields its base URL."""
-    binary = Path(sys.executable).with_name("langgraph")
-    if not binary.exists():
-        binary = Path(shutil.which("langgraph") or "langgraph")
-    port = free_port()
-    env = {
-        **os.environ,
-        "REDIS_URL": redis_url,
-        "DATA_DIR": str(tmp_path / "data"),
-        "LLM_PROVIDER": "none",
-        "LANGGRAPH_CLI_NO_ANALYTICS": "1",
-        "LANGGRAPH_NO_VERSION_CHECK": "true",
-        "HF_HUB_OFFLINE": "1",
-        "PYTHONPATH": str(REPO),
-    }
-    log = open(tmp_path / "langgraph-dev.log", "wb")  # noqa: SIM115
-    process = subprocess.Popen(
-        [str(binary), "dev", "--no-browser", "--no-reload", "--port", str(port)],
-        cwd=REPO,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    base = f"http://127.0.0.1:{port}"
+    env = {"REDIS_URL": redis_url, "DATA_DIR": str(tmp_path / "data")}
+    studio = StudioProcess(env, log_path=tmp_path / "langgraph-dev.log").start()
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            assert process.poll() is None, (tmp_path / "langgraph-dev.log").read_text()[-3000:]
-            try:
-                if httpx.get(f"{base}/ok", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline, "langgraph dev did not come up"
-            time.sleep(0.5)
-        yield base
+        yield studio.url
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-        log.close()
+        studio.stop()
 
 
 @pytest.mark.slow

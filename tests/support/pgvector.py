@@ -10,7 +10,7 @@ from pathlib import Path
 
 import psycopg
 
-from app.storage import EmbeddedPostgres
+from tools.embedded import EmbeddedPostgres
 
 
 def reachable_dir(prefix: str) -> Path:
@@ -41,5 +41,5 @@ class PgvectorServer:
         return f"{base.rsplit('/', 1)[0]}/{name}" + (f"?{query}" if query else "")
 
     def stop(self) -> None:
-        self.server.stop()
+        self.server.release()
         shutil.rmtree(self.root, ignore_errors=True)

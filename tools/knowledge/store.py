@@ -38,7 +38,7 @@ from langchain_core.embeddings import Embeddings
 
 from tools.knowledge.analysis import analyze
 from tools.knowledge.chunking import chunk_text
-from tools.knowledge.connect import database_url as resolve_database_url
+from tools.knowledge.connect import open_database
 from tools.knowledge.engine import KnowledgeEngine
 from tools.knowledge.ingest import Indexer, lexical_text
 from tools.knowledge.legacy import import_legacy
@@ -106,8 +106,15 @@ class KnowledgeStore:
         self.embeddings = embeddings if embeddings is not None else get_embeddings(settings)
         dimension = embedding_dimension(self.embeddings)
         model_name = str(getattr(self.embeddings, "model_name", settings.embeddings.model))
-        url = database_url or resolve_database_url(settings.storage.database_url, self.data_dir)
-        self.engine = KnowledgeEngine(url, kb=name, dimension=dimension, model=model_name)
+        # the embedded Postgres (when no URL is set) is used until `close`
+        url, self._embedded = open_database(
+            database_url or settings.storage.database_url, self.data_dir
+        )
+        try:
+            self.engine = KnowledgeEngine(url, kb=name, dimension=dimension, model=model_name)
+        except BaseException:
+            self._release_database()
+            raise
         self._reranker = reranker
         self.retriever = HybridRetriever(
             self.engine,
@@ -163,18 +170,30 @@ class KnowledgeStore:
             import_legacy(store.engine, store.data_dir, owner=store.owner)
         except KnowledgeEngineError as exc:
             if require:
-                store.engine.close()
+                store.close_blocking()
                 raise
             log.error("the knowledge base is unavailable: %s", exc)
         except BaseException:
-            store.engine.close()
+            store.close_blocking()
             raise
         return store
 
     async def close(self) -> None:
-        """Close the connection pool and the ingestion threads."""
-        await asyncio.to_thread(self.engine.close)
+        """Close the connection pool (ending the use of the embedded Postgres) and the
+        ingestion threads."""
+        await asyncio.to_thread(self.close_blocking)
         self._ingest_pool.shutdown(wait=False, cancel_futures=True)
+
+    def close_blocking(self) -> None:
+        """Close the connection pool and end this store's use of the embedded Postgres."""
+        try:
+            self.engine.close()
+        finally:
+            self._release_database()
+
+    def _release_database(self) -> None:
+        if self._embedded is not None:
+            self._embedded.release()
 
     async def __aenter__(self) -> KnowledgeStore:
         return self
