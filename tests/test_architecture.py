@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from pydantic import BaseModel
+
 import agents
 
 REPO = Path(__file__).resolve().parents[1]
@@ -77,55 +79,136 @@ def test_importing_the_graph_factory_builds_nothing() -> None:
     assert done.stdout.strip().splitlines()[-1] == "[]"
 
 
-def _imports(path: Path) -> set[str]:
-    import ast
+def _modules_under(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.rglob("*.py") if "__pycache__" not in p.parts)
 
+
+def _imports(path: Path) -> set[str]:
     found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
             found |= {alias.name for alias in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.module:
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             found.add(node.module)
     return found
 
 
-def test_personal_tools_build_no_agent_and_personal_agents_open_no_engine() -> None:
-    """`tools/personal` is the engine and its operations (no graph, no agent); the agents in
-    `agents/personal` only call operations (they open no connection, pool or index)."""
-    graph_code = ("langgraph.graph", "langgraph.prebuilt", "langchain.agents", "agents", "graph")
-    for path in sorted((REPO / "tools" / "personal").rglob("*.py")):
-        bad = [m for m in _imports(path) if m.startswith(graph_code)]
-        text = path.read_text()
-        assert bad == [] and "create_agent(" not in text and "StateGraph(" not in text, path
-    engines = ("psycopg", "psycopg_pool", "qdrant_client", "app", "tools.personal.pgvector")
-    for path in sorted((REPO / "agents" / "personal").rglob("*.py")):
-        bad = [m for m in _imports(path) if m.startswith(engines)]
-        text = path.read_text()
-        assert bad == [] and "PersonalService(" not in text, path
+def _called_names(path: Path) -> set[str]:
+    """The names of everything ``path`` calls (``f(...)`` and ``x.f(...)`` both give ``f``)."""
+    called: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Name):
+                called.add(func.id)
+            elif isinstance(func, ast.Attribute):
+                called.add(func.attr)
+    return called
 
 
-#: Capabilities whose ``tools/<cap>/`` is engine and operations only (tools/personal still
-#: builds its agents' graphs; its own change moves that to agents/).
-GRAPH_FREE_TOOLS = ("coding", "analytics", "test_analysis")
+# --- One shape per capability --------------------------------------------------------------
+
+CAPABILITIES = {"knowledge", "test_analysis", "coding", "analytics", "personal"}
+
+#: What opening an engine looks like: connections, pools, clients, stores, sandboxes. Only
+#: components (app/components/) and the engines themselves (tools/) call these.
+ENGINE_MAKERS = {
+    "connect",
+    "ConnectionPool",
+    "AsyncConnectionPool",
+    "Redis",
+    "from_url",
+    "QdrantClient",
+    "AsyncPostgresStore",
+    "PostgresStore",
+    "KnowledgeStore",
+    "KnowledgeEngine",
+    "HybridRetriever",
+    "open_blocking",
+    "PersonalService",
+    "Sandbox",
+    "FileWork",
+    "CodingToolkit",
+    "EmbeddedPostgres",
+    "EmbeddedRedis",
+}
 
 
-def test_engines_and_operations_hold_no_graph_code() -> None:
-    """No module of these ``tools/`` capabilities (nor the operations foundation) imports
-    ``langgraph.graph``: graphs are built in ``agents/`` and ``graph/``."""
-    paths = [REPO / "tools" / "operations.py"]
-    for cap in GRAPH_FREE_TOOLS:
-        paths.extend(sorted((REPO / "tools" / cap).rglob("*.py")))
-    offending = []
-    for path in paths:
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            names = (
-                [a.name for a in node.names]
-                if isinstance(node, ast.Import)
-                else [node.module or ""]
-                if isinstance(node, ast.ImportFrom)
-                else []
-            )
-            offending += [
-                f"{path.relative_to(REPO)}: {n}" for n in names if n.startswith("langgraph.graph")
-            ]
-    assert offending == []
+def test_every_capability_has_its_four_places_and_one_component() -> None:
+    """Each capability of the component list has ``tools/<cap>/operations.py`` (or package),
+    ``agents/<cap>/spec.py``, ``app/components/<cap>.py`` and ``app/routers/<cap>.py``, and
+    its component brings its operations and its routes."""
+    from app.components.registry import COMPONENTS
+
+    assert {component.name for component in COMPONENTS} == CAPABILITIES
+    for component in COMPONENTS:
+        name = component.name
+        operations = REPO / "tools" / name / "operations"
+        assert operations.with_suffix(".py").is_file() or (operations / "__init__.py").is_file()
+        assert (REPO / "agents" / name / "spec.py").is_file(), name
+        assert (REPO / "app" / "components" / f"{name}.py").is_file(), name
+        assert (REPO / "app" / "routers" / f"{name}.py").is_file(), name
+        assert component.start is not None and component.router is not None, name
+        assert component.operations, f"{name} serves no operation"
+
+
+def test_every_agent_enters_through_spec_py() -> None:
+    """One entry module name for every agent package; graph/agents.py imports only those."""
+    packages = sorted(p for p in (REPO / "agents").iterdir() if (p / "__init__.py").is_file())
+    for package in packages:
+        if package.name == "contract":
+            continue
+        assert (package / "spec.py").is_file(), f"agents/{package.name} has no spec.py"
+        for old in ("agent.py", "subgraph.py"):
+            assert not (package / old).exists(), f"agents/{package.name}/{old}"
+    imported = _imports(REPO / "graph" / "agents.py")
+    assert {m for m in imported if m.startswith("agents.") and m != "agents.contract.spec"} == {
+        f"agents.{p.name}.spec" for p in packages if p.name != "contract"
+    }
+
+
+def test_operations_are_registered_with_their_schemas() -> None:
+    """Every operation carries pydantic input and output models whose JSON schemas render, a
+    description, a capability that is its component's, and a unique name."""
+    from app.components.base import operation_registry
+    from app.components.registry import COMPONENTS
+
+    registry = operation_registry(COMPONENTS)  # raises on a duplicate name
+    assert len(registry) == sum(len(component.operations) for component in COMPONENTS)
+    for component in COMPONENTS:
+        for op in component.operations:
+            assert op.capability == component.name, op.name
+            assert issubclass(op.input_model, BaseModel), op.name
+            assert issubclass(op.output_model, BaseModel), op.name
+            assert op.input_schema()["type"] == "object", op.name
+            assert op.output_schema()["type"] == "object", op.name
+            assert op.description and registry.get(op.name) is op
+
+
+def test_no_agent_module_builds_engines() -> None:
+    """Agents read engines from the run's services (``engine(Kind)``); none opens a
+    connection, pool, client, store or sandbox."""
+    offending = {
+        str(path.relative_to(REPO)): sorted(_called_names(path) & ENGINE_MAKERS)
+        for path in _modules_under(REPO / "agents")
+        if _called_names(path) & ENGINE_MAKERS
+    }
+    assert offending == {}
+
+
+def test_no_tools_module_builds_graphs_or_agents() -> None:
+    """``tools/`` holds engines and operations: no module imports LangGraph's graph builders
+    or LangChain's agent factory, nor anything of the agent, spine and app layers."""
+    graph_code = (
+        "langgraph.graph",
+        "langgraph.prebuilt",
+        "langchain.agents",
+        "agents.",
+        "graph.",
+        "app.",
+    )
+    offending = {
+        str(path.relative_to(REPO)): sorted(m for m in _imports(path) if m.startswith(graph_code))
+        for path in _modules_under(REPO / "tools")
+    }
+    assert {path: found for path, found in offending.items() if found} == {}

@@ -2,7 +2,7 @@
 
 For the graph spine and the app layer (wiring, no other module needed):
 - `build_coding_graph(model | None, toolkit, default_max_iterations=...)`: the compiled
-  subgraph over `CodingState` (agent.py); `build_coding_agent` is its with-model half;
+  subgraph over `CodingState` (react.py); `build_coding_agent` is its with-model half;
   `recursion_limit_for(max_iterations)` the recursion limit a run needs.
 - `run_coding(spec, test_data, model=..., toolkit=..., settings=..., max_iterations=...)`:
   one request -> `CodingResult` (the six fields; run.py) — `POST /code/generate`.
@@ -19,8 +19,8 @@ The engine (`CodingToolkit`: sandbox, limits, metrics) and the operations live i
 `engine(CodingToolkit)` when a turn runs.
 """
 
-from agents.coding.agent import build_coding_agent, build_coding_graph, recursion_limit_for
 from agents.coding.pasted import PastedReview, review_pasted
+from agents.coding.react import build_coding_agent, build_coding_graph, recursion_limit_for
 from agents.coding.render import render_result
 from agents.coding.requests import CodingOptions, GenerateRequest
 from agents.coding.run import coding_input, run_coding

@@ -10,10 +10,10 @@ from langchain_core.messages import HumanMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph.state import CompiledStateGraph
 
-from agents.coding.agent import build_coding_agent, recursion_limit_for
 from agents.coding.attempts import result_of
 from agents.coding.middleware import MAX_ITERATIONS
 from agents.coding.prompts import REQUEST
+from agents.coding.react import build_coding_agent, recursion_limit_for
 from config import Settings
 from tools.coding.execute import data_summary, to_frame
 from tools.coding.generate import NO_MODEL

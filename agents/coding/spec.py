@@ -34,10 +34,10 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 from pydantic import ValidationError
 
-from agents.coding.agent import build_coding_agent, recursion_limit_for
 from agents.coding.attempts import result_of
 from agents.coding.middleware import clamp_iterations
 from agents.coding.pasted import review_pasted
+from agents.coding.react import build_coding_agent, recursion_limit_for
 from agents.coding.render import render_result
 from agents.coding.requests import CodingOptions, GenerateRequest
 from agents.coding.routing import DESCRIPTION, EXAMPLES, KEYWORDS, NAME

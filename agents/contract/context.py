@@ -12,7 +12,6 @@ the same bounds as the setting it overrides, so the API rejects what the setting
 
 from __future__ import annotations
 
-import asyncio
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -49,9 +48,9 @@ class ChatModels(Protocol):
 class AgentServices:
     """The providers and engines agents use, shared by every run of one process.
 
-    Engines an agent needs (a knowledge base, a parse cache, a database pool) are resources
-    keyed by their type: the app provides the ones it opens itself, and an agent gets the
-    rest made on first use with :meth:`resource`.
+    Engines an agent needs (a knowledge base, a parse cache, a database pool) are keyed by
+    their type: the app's components open and :meth:`provide` them, and agents and operations
+    read them with :meth:`engine` (nothing is made on first use).
     """
 
     settings: Settings
@@ -82,23 +81,6 @@ class AgentServices:
         with self._lock:
             self._resources[as_type or type(resource)] = resource
 
-    def resource(self, kind: type[T], make: Callable[[], T] | None = None) -> T:
-        """The process's ``kind``: the one provided, else made by ``make`` on first use.
-
-        Making one may block (opening files or connections): in async code use
-        :meth:`aresource`.
-        """
-        with self._lock:
-            found = self._resources.get(kind)
-            if found is None:
-                if make is None:
-                    raise LookupError(
-                        f"no {kind.__name__} was provided to the agents' services; the app "
-                        "opens it at start-up (or pass a factory)"
-                    )
-                found = self._resources[kind] = make()
-            return found
-
     def engine(self, kind: type[T]) -> T:
         """The engine of ``kind`` the app opened; :class:`EngineNotOpen` when it is not open.
 
@@ -116,13 +98,6 @@ class AgentServices:
                 "start (see /health and the start-up log for the setting to fix)"
             )
         return found
-
-    async def aresource(self, kind: type[T], make: Callable[[], T] | None = None) -> T:
-        """:meth:`resource` without blocking the event loop the first time."""
-        found: T | None = self._resources.get(kind)
-        if found is not None:
-            return found
-        return await asyncio.to_thread(self.resource, kind, make)
 
 
 class AgentOptions(BaseModel):

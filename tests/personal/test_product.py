@@ -253,7 +253,7 @@ def test_without_pgvector_items_serve_and_search_is_503_naming_the_fix(
 
 def test_postgres_down_is_503_naming_it(client: TestClient) -> None:
     services = client.app.state.services  # type: ignore[attr-defined]
-    kept = services.agents.resource(PersonalService)
+    kept = services.agents.engine(PersonalService)
     dead = AsyncConnectionPool(
         "postgresql://postgres@127.0.0.1:1/none", min_size=0, max_size=1, open=False, timeout=0.5
     )
