@@ -1,7 +1,7 @@
 """One real Switchyard API for the MCP tests, served by uvicorn over HTTP on a free port.
 
-The app runs in a thread of the test process (so the test chooses its components: the default
-list plus the example capability's ``UNITS``), on a private redis-server and a pgvector
+The app runs in a thread of the test process (so the test chooses its agents and components: the
+defaults plus the example capability, ``units``), on a private redis-server and a pgvector
 database, with several API keys: each test acts as its own key, so rate limits and quotas of one
 test do not reach another.
 """
@@ -19,11 +19,14 @@ import pytest
 import uvicorn
 from fastapi import FastAPI
 from mcp import ClientSession
-from mcp.client.streamable_http import streamablehttp_client
+from mcp.client.streamable_http import streamable_http_client
 
 from app.api import create_app
 from app.components.registry import COMPONENTS
 from config import Settings
+from graph.agents import default_agents
+from graph.registry import AgentRegistry
+from tests.example_agent.agent import units_agent
 from tests.example_agent.component import UNITS
 from tests.support.pgvector import PgvectorServer
 from tests.support.servers import RedisServer, free_port
@@ -54,14 +57,14 @@ class McpServer:
     async def session(self, key: str | None) -> AsyncIterator[ClientSession]:
         """An initialized MCP client session with ``key`` (the official client)."""
         headers = {"X-API-Key": key} if key else {}
-        async with streamablehttp_client(self.endpoint, headers=headers, timeout=120) as (
-            read,
-            write,
-            _,
+        timeout = httpx.Timeout(120, read=300)
+        async with (
+            httpx.AsyncClient(headers=headers, timeout=timeout) as http,
+            streamable_http_client(self.endpoint, http_client=http) as (read, write, _),
+            ClientSession(read, write) as session,
         ):
-            async with ClientSession(read, write) as session:
-                await session.initialize()
-                yield session
+            await session.initialize()
+            yield session
 
 
 @pytest.fixture(scope="package")
@@ -84,7 +87,9 @@ def mcp_server(
         max_request_bytes=MAX_BODY,
         run_worker_enabled=False,
     )
-    app = create_app(settings, components=[*COMPONENTS, UNITS])
+    registry = AgentRegistry(default_agents())
+    registry.register(units_agent())  # the example capability: its agent and its component
+    app = create_app(settings, registry=registry, components=[*COMPONENTS, UNITS])
     port = free_port()
     server = uvicorn.Server(
         uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
