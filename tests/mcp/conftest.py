@@ -98,7 +98,7 @@ def mcp_server(
     thread.start()
     url = f"http://127.0.0.1:{port}"
     try:
-        _wait_healthy(url, server)
+        _wait_healthy(url, server, thread)
         yield McpServer(url, app)
     finally:
         server.should_exit = True
@@ -106,16 +106,14 @@ def mcp_server(
         redis.stop()
 
 
-def thread_alive(server: uvicorn.Server) -> bool:
-    return not server.should_exit
-
-
-def _wait_healthy(url: str, server: uvicorn.Server, timeout: float = 240.0) -> None:
+def _wait_healthy(
+    url: str, server: uvicorn.Server, thread: threading.Thread, timeout: float = 240.0
+) -> None:
     import time
 
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if not thread_alive(server):
+        if not thread.is_alive():
             raise RuntimeError(f"the API at {url} stopped while starting (see the log above)")
         if server.started:
             if httpx.get(f"{url}/health", timeout=5).status_code == 200:
