@@ -4,6 +4,7 @@ python main.py serve [--host H] [--port P]     run the API (embedded stores by d
 python main.py ingest PATH...                  index documents for the knowledge agent
 python main.py config                          print the effective settings (redacted)
 python main.py seed-analytics [--force]        create and seed the analytics demo dataset
+python main.py mcp --tools-table               print the MCP server's tools (Markdown table)
 """
 
 from __future__ import annotations
@@ -88,6 +89,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     seed.add_argument("--force", action="store_true", help="seed again even when it is there")
     seed.add_argument("--json", action="store_true", help="print the report as JSON")
+    mcp = sub.add_parser("mcp", help="the MCP server (/mcp): its tools")
+    mcp.add_argument(
+        "--tools-table",
+        action="store_true",
+        required=True,
+        help="print every tool of the default components as a Markdown table",
+    )
     return parser
 
 
@@ -115,6 +123,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         from app.components.analytics import seed_command
 
         return seed_command(settings, force=args.force, as_json=args.json)
+    if args.command == "mcp":
+        from app.mcp.tools import default_tools_table
+
+        print(default_tools_table())
+        return 0
     if args.command == "config":
         import json
 

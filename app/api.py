@@ -13,6 +13,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi_offline import FastAPIOffline
 from starlette.exceptions import HTTPException
+from starlette.routing import Route
 
 from app.agent_server import routers as agent_server_routers
 from app.bodies import BodySizeLimit, PrivateNetworkAccess
@@ -27,6 +28,7 @@ from app.errors import (
     unexpected_error,
     validation_error,
 )
+from app.mcp.server import McpEndpoint
 from app.owner_metrics import OwnerMetrics, OwnerMetricsMiddleware
 from app.routers.chat import chat_router, sessions_router
 from app.routers.ops import router as ops_router
@@ -54,6 +56,7 @@ def create_app(
     settings = settings or get_settings()
     registry = registry or build_registry()
     listed = COMPONENTS if components is None else list(components)
+    mcp = McpEndpoint(settings)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -78,7 +81,8 @@ def create_app(
             services.provider.reason,
         )
         try:
-            yield
+            async with mcp.running():
+                yield
         finally:
             await services.stop()
 
@@ -133,4 +137,6 @@ def create_app(
             app.include_router(component.router)
     for router in agent_server_routers():
         app.include_router(router)
+    # MCP clients (Claude Code, Cursor, ...): every served operation as a tool (app/mcp)
+    app.router.routes.append(Route("/mcp", mcp, methods=["GET", "POST", "DELETE"]))
     return app

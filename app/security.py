@@ -176,6 +176,32 @@ def identify(request: Request, key: str | None) -> Caller | None:
     )
 
 
+def refusal(settings: Settings) -> HTTPException:
+    """The answer to a request whose key is missing or unknown (401), or to any request of a
+    server without API_KEYS reached beyond loopback (403)."""
+    if not auth_keys(settings):
+        # started on a public address by another launcher than `serve` (which refuses to)
+        return HTTPException(
+            status.HTTP_403_FORBIDDEN,
+            "This server has no API_KEYS and is reachable beyond loopback: set API_KEYS "
+            "(or ALLOW_ANONYMOUS=true to serve everyone as one anonymous owner).",
+        )
+    return HTTPException(
+        status.HTTP_401_UNAUTHORIZED,
+        "Missing or unknown API key: send it as 'X-API-Key: <key>' or "
+        "'Authorization: Bearer <key>'.",
+        headers={"WWW-Authenticate": "Bearer"},
+    )
+
+
+def presented_key(request: Request) -> str | None:
+    """The key a request carries (``X-API-Key``, else ``Authorization: Bearer``), read from its
+    headers: for endpoints that are not FastAPI routes (the MCP transport)."""
+    scheme, _, credentials = request.headers.get("authorization", "").partition(" ")
+    bearer = credentials.strip() if scheme.lower() == "bearer" else ""
+    return request.headers.get("x-api-key") or bearer or None
+
+
 async def caller(
     request: Request,
     header_key: Annotated[str | None, Depends(_header)],
@@ -184,20 +210,7 @@ async def caller(
     """Authenticate (when API_KEYS is set) and rate-limit the request."""
     who = identify(request, _presented(header_key, bearer))
     if who is None:
-        settings: Settings = request.app.state.settings
-        if not auth_keys(settings):
-            # started on a public address by another launcher than `serve` (which refuses to)
-            raise HTTPException(
-                status.HTTP_403_FORBIDDEN,
-                "This server has no API_KEYS and is reachable beyond loopback: set API_KEYS "
-                "(or ALLOW_ANONYMOUS=true to serve everyone as one anonymous owner).",
-            )
-        raise HTTPException(
-            status.HTTP_401_UNAUTHORIZED,
-            "Missing or unknown API key: send it as 'X-API-Key: <key>' or "
-            "'Authorization: Bearer <key>'.",
-            headers={"WWW-Authenticate": "Bearer"},
-        )
+        raise refusal(request.app.state.settings)
     request.scope[OWNER_SCOPE_KEY] = who.owner  # counted for this owner (`app.owner_metrics`)
     limiter: RateLimiter | None = getattr(request.app.state, "rate_limiter", None)
     if limiter is not None:

@@ -49,3 +49,12 @@ def test_ci_runs_exactly_the_readme_test_command() -> None:
     assert extracted == command
     assert "pytest" in command and "torch==2.13.0" in command
     assert "README.md" in (REPO / ".ci" / "run").read_text()
+
+
+def test_readme_mcp_tool_table_is_current() -> None:
+    from app.mcp.tools import default_tools_table
+
+    assert _between(README, "mcp-tools") == default_tools_table(), (
+        "README's MCP tool table is stale: regenerate it with "
+        "`python main.py mcp --tools-table` between the mcp-tools markers"
+    )

@@ -125,6 +125,29 @@ async def _release(lock: Any) -> None:
         log.warning("session lock release failed: %s", exc)
 
 
+async def answer_turn(services: Services, body: ChatMessage, who: Caller) -> dict[str, Any]:
+    """One turn on the caller's session (a new one without ``session_id``), run to completion
+    under the session's lock: ``POST /chat``, and the MCP ``chat`` tool (``app.mcp``).
+
+    Refusals are :class:`HTTPException` (404 unknown session, 409 busy, 422, 429 quota, 502 the
+    model failed); an outage is :class:`DependencyUnavailable`.
+    """
+    turn = await _prepare(services, body, who)
+    lock = services.sessions.lock(turn.session.key)
+    if not await lock.acquire():
+        raise _busy(turn.session.session_id)
+    try:
+        return await run_turn(services.graph, services.sessions, turn)
+    except RunFailed as failed:
+        failure = failed.failure
+        if failure.dependency:  # answered 503 by the app's handler, in one log line
+            raise DependencyUnavailable(failure.dependency, failure.error) from failure.error
+        failure.log(f"turn of session {turn.session.session_id}")
+        raise HTTPException(status.HTTP_502_BAD_GATEWAY, failure.message) from failure.error
+    finally:
+        await _release(lock)
+
+
 def chat_router(options_model: type[AgentOptions]) -> APIRouter:
     """``POST /chat`` and ``/chat/stream``, whose ``options`` are the registered agents'."""
     router = APIRouter(tags=["chat"], route_class=StrictJSONRoute, responses=COMMON_ERRORS)
@@ -144,20 +167,7 @@ def chat_router(options_model: type[AgentOptions]) -> APIRouter:
         who: CallerDep,
     ) -> dict[str, Any]:
         """Send a message; the answer comes back when the turn is complete."""
-        turn = await _prepare(services, body, who)
-        lock = services.sessions.lock(turn.session.key)
-        if not await lock.acquire():
-            raise _busy(turn.session.session_id)
-        try:
-            return await run_turn(services.graph, services.sessions, turn)
-        except RunFailed as failed:
-            failure = failed.failure
-            if failure.dependency:  # answered 503 by the app's handler, in one log line
-                raise DependencyUnavailable(failure.dependency, failure.error) from failure.error
-            failure.log(f"turn of session {turn.session.session_id}")
-            raise HTTPException(status.HTTP_502_BAD_GATEWAY, failure.message) from failure.error
-        finally:
-            await _release(lock)
+        return await answer_turn(services, body, who)
 
     async def chat_stream(
         body: request_model,

@@ -1,0 +1,122 @@
+"""One real Switchyard API for the MCP tests, served by uvicorn over HTTP on a free port.
+
+The app runs in a thread of the test process (so the test chooses its agents and components: the
+defaults plus the example capability, ``units``), on a private redis-server and a pgvector
+database, with several API keys: each test acts as its own key, so rate limits and quotas of one
+test do not reach another.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+import uvicorn
+from fastapi import FastAPI
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+
+from app.api import create_app
+from app.components.registry import COMPONENTS
+from config import Settings
+from graph.agents import default_agents
+from graph.registry import AgentRegistry
+from tests.example_agent.agent import units_agent
+from tests.example_agent.component import UNITS
+from tests.support.pgvector import PgvectorServer
+from tests.support.servers import RedisServer, free_port
+
+KEYS = {
+    name: f"mcp-key-{name}-0123456789"
+    for name in ("a", "b", "quota", "rate", "docs", "units", "errors")
+}
+#: Tool calls per key per minute on the test server (the rate test makes one more).
+RATE_LIMIT = 100
+#: Threads per key (the quota test starts one more chat session).
+THREAD_QUOTA = 3
+MAX_BODY = 300_000
+
+
+@dataclass
+class McpServer:
+    """The running app: its URL and the app (for its services)."""
+
+    url: str
+    app: FastAPI
+
+    @property
+    def endpoint(self) -> str:
+        return f"{self.url}/mcp"
+
+    @asynccontextmanager
+    async def session(self, key: str | None) -> AsyncIterator[ClientSession]:
+        """An initialized MCP client session with ``key`` (the official client)."""
+        headers = {"X-API-Key": key} if key else {}
+        timeout = httpx.Timeout(120, read=300)
+        async with (
+            httpx.AsyncClient(headers=headers, timeout=timeout) as http,
+            streamable_http_client(self.endpoint, http_client=http) as (read, write, _),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            yield session
+
+
+@pytest.fixture(scope="package")
+def mcp_server(
+    tmp_path_factory: pytest.TempPathFactory, pgvector_server: PgvectorServer
+) -> Iterator[McpServer]:
+    redis = RedisServer(port=free_port(), workdir=tmp_path_factory.mktemp("mcp-redis"))
+    redis.start()
+    data_dir: Path = tmp_path_factory.mktemp("mcp-data")
+    settings = Settings(
+        _env_file=None,
+        data_dir=data_dir,
+        redis_url=redis.url,
+        database_url=pgvector_server.database(),
+        llm_provider="none",
+        ollama_base_url=f"http://127.0.0.1:{free_port()}",
+        api_keys=",".join(KEYS.values()),
+        rate_limit_per_minute=RATE_LIMIT,
+        max_threads_per_owner=THREAD_QUOTA,
+        max_request_bytes=MAX_BODY,
+        run_worker_enabled=False,
+    )
+    registry = AgentRegistry(default_agents())
+    registry.register(units_agent())  # the example capability: its agent and its component
+    app = create_app(settings, registry=registry, components=[*COMPONENTS, UNITS])
+    port = free_port()
+    server = uvicorn.Server(
+        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on")
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_healthy(url, server, thread)
+        yield McpServer(url, app)
+    finally:
+        server.should_exit = True
+        thread.join(timeout=60)
+        redis.stop()
+
+
+def _wait_healthy(
+    url: str, server: uvicorn.Server, thread: threading.Thread, timeout: float = 240.0
+) -> None:
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not thread.is_alive():
+            raise RuntimeError(f"the API at {url} stopped while starting (see the log above)")
+        if server.started:
+            if httpx.get(f"{url}/health", timeout=5).status_code == 200:
+                return
+        time.sleep(0.2)
+    raise TimeoutError(f"the API at {url} did not start within {timeout} s")

@@ -1,0 +1,208 @@
+"""Each tool the issue asks for, called over HTTP with the official MCP client: valid arguments
+give a structured result (validated by the client against the tool's output schema) and a text
+rendering; invalid arguments give a tool error (``isError``) naming the field, never a
+transport failure."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+import pytest
+from mcp import ClientSession, types
+
+from tests.mcp.conftest import KEYS, McpServer
+
+TOTALS = '''
+import pandas as pd
+
+
+def totals(df: pd.DataFrame) -> dict[str, float]:
+    """The amount per region."""
+    if "amount" not in df.columns:
+        raise ValueError("no amount column")
+    return df.groupby("region")["amount"].sum().to_dict()
+'''
+RECORDS = [{"region": "north", "amount": 10.0}, {"region": "south", "amount": 20.5}]
+SLEEPY_TEST = "import time\n\ndef test_waits():\n    time.sleep(2)\n    assert 1 == 1\n"
+HANDBOOK = (
+    "# Returns handbook\n\nCustomers may return any product within 45 days of delivery for a "
+    "full refund. The refund window starts on the delivery date. Opened software cannot be "
+    "returned.\n"
+)
+
+
+def ok(result: types.CallToolResult) -> dict[str, Any]:
+    """A successful result's structured content (and it has a text rendering)."""
+    assert not result.isError, result.content
+    assert result.structuredContent is not None
+    assert isinstance(result.content[0], types.TextContent) and result.content[0].text
+    return result.structuredContent
+
+
+def refused(result: types.CallToolResult, *fragments: str) -> str:
+    """A tool error's message, which names each of ``fragments``."""
+    assert result.isError, result.structuredContent
+    text = result.content[0].text if isinstance(result.content[0], types.TextContent) else ""
+    for fragment in fragments:
+        assert fragment in text, text
+    return text
+
+
+async def call(session: ClientSession, name: str, **arguments: Any) -> types.CallToolResult:
+    return await session.call_tool(name, arguments)
+
+
+async def test_search_and_ask_documents(mcp_server: McpServer) -> None:
+    key = KEYS["docs"]
+    uploaded = httpx.post(
+        f"{mcp_server.url}/documents",
+        files={"files": ("returns.md", HANDBOOK.encode(), "text/markdown")},
+        headers={"X-API-Key": key},
+        timeout=120,
+    )
+    assert uploaded.status_code == 200, uploaded.text
+    async with mcp_server.session(key) as session:
+        found = ok(await call(session, "search_documents", query="refund window", top_k=3))
+        assert found["hits"] and "45 days" in found["hits"][0]["text"]
+        refused(await call(session, "search_documents", query=""), "query")
+        refused(await call(session, "search_documents", query="x", top_k=0), "top_k")
+
+        answer = ok(await call(session, "ask_documents", question="How long is the refund window?"))
+        assert "refund" in answer["answer"] and "[1]" in answer["answer"]
+        assert answer["citations"][0]["title"] == "Returns handbook"
+        assert answer["citations"][0]["source"].endswith("returns.md")
+        refused(await call(session, "ask_documents"), "question", "Field required")
+        refused(await call(session, "ask_documents", question="x", extra=1), "extra")
+
+
+async def test_query_analytics(mcp_server: McpServer) -> None:
+    async with mcp_server.session(KEYS["a"]) as session:
+        rows = ok(await call(session, "query_analytics", sql="SELECT count(*) AS n FROM sales"))
+        assert rows["columns"] == ["n"] and rows["rows"][0][0] > 0
+        refused(await call(session, "query_analytics", sql=""), "sql")
+        # a refused statement is a tool error naming why, with the REST status
+        refused(
+            await call(session, "query_analytics", sql="DELETE FROM sales"),
+            "DELETE",
+            "status 422",
+        )
+
+
+async def test_check_and_run_code(mcp_server: McpServer) -> None:
+    async with mcp_server.session(KEYS["a"]) as session:
+        checked = ok(await call(session, "check_code", code=TOTALS, function_name="totals"))
+        assert checked == {"is_valid": True, "issues": []}
+        refused(await call(session, "check_code", code=TOTALS), "function_name", "Field required")
+
+        ran = ok(
+            await call(session, "run_code", code=TOTALS, function_name="totals", test_data=RECORDS)
+        )
+        assert ran["success"] is True, ran  # bubblewrap runs it on this machine
+        assert ran["result"]["value"] == {"north": 10.0, "south": 20.5}
+        refused(await call(session, "run_code", code=TOTALS, function_name="1bad"), "function_name")
+
+
+async def test_analyze_tests(mcp_server: McpServer) -> None:
+    async with mcp_server.session(KEYS["a"]) as session:
+        files = [{"path": "tests/test_wait.py", "content": SLEEPY_TEST}]
+        analysis = ok(await call(session, "analyze_tests", files=files))
+        assert analysis["issues"] and analysis["files"]
+        refused(await call(session, "analyze_tests", files=[]), "files")
+        refused(await call(session, "analyze_tests", files=[{"path": "x.py"}]), "content")
+
+
+async def test_tasks(mcp_server: McpServer) -> None:
+    async with mcp_server.session(KEYS["a"]) as session:
+        task = ok(
+            await call(session, "create_task", title="Renew passport", due="2031-01-05T09:00:00Z")
+        )
+        assert task["title"] == "Renew passport" and task["due_at"].startswith("2031-01-05")
+        refused(await call(session, "create_task", title=""), "title")
+
+        listed = ok(await call(session, "list_tasks"))
+        assert task["id"] in [t["id"] for t in listed["items"]]
+        refused(await call(session, "list_tasks", limit=0), "limit")
+
+        changed = ok(await call(session, "update_task", task_id=task["id"], priority="high"))
+        assert changed["priority"] == "high" and changed["id"] == task["id"]
+        refused(
+            await call(session, "update_task", task_id=task["id"], priority="bogus"), "priority"
+        )
+
+
+async def test_meals(mcp_server: McpServer) -> None:
+    async with mcp_server.session(KEYS["a"]) as session:
+        meal = ok(
+            await call(
+                session, "log_meal", description="oatmeal with banana", meal_type="breakfast"
+            )
+        )
+        assert meal["meal_type"] == "breakfast"
+        refused(
+            await call(session, "log_meal", description="cake", meal_type="brunch"), "meal_type"
+        )
+
+        listed = ok(await call(session, "list_meals"))
+        assert meal["id"] in [m["id"] for m in listed["items"]]
+        refused(await call(session, "list_meals", limit=0), "limit")
+
+
+async def test_events(mcp_server: McpServer) -> None:
+    async with mcp_server.session(KEYS["a"]) as session:
+        event = ok(
+            await call(
+                session, "create_event", title="Lunch with Sam", starts="2031-02-03T12:00:00Z"
+            )
+        )
+        assert event["title"] == "Lunch with Sam"
+        refused(await call(session, "create_event", title="Lunch"), "starts", "Field required")
+
+        listed = ok(await call(session, "list_events", starts_from="2031-01-01T00:00:00Z"))
+        assert event["id"] in [e["id"] for e in listed["items"]]
+        refused(await call(session, "list_events", limit=0), "limit")
+
+
+async def test_chat_keeps_the_callers_session(mcp_server: McpServer) -> None:
+    async with mcp_server.session(KEYS["a"]) as session:
+        first = ok(await call(session, "chat", message="Convert 5 km to miles"))
+        assert first["agent"] == "units" and "3.11" in first["answer"]
+        assert first["turn"] == 1
+        second = ok(
+            await call(session, "chat", message="And 3 m to ft", session_id=first["session_id"])
+        )
+        assert second["session_id"] == first["session_id"] and second["turn"] == 2
+        refused(await call(session, "chat", message="   "), "message")
+        refused(await call(session, "chat", message="hi", session_id="no such id!"), "session_id")
+        refused(
+            await call(session, "chat", message="hi", session_id="never-started-1"),
+            "not found",
+            "status 404",
+        )
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "search_documents",
+        "ask_documents",
+        "query_analytics",
+        "check_code",
+        "run_code",
+        "analyze_tests",
+        "create_task",
+        "list_tasks",
+        "update_task",
+        "log_meal",
+        "list_meals",
+        "create_event",
+        "list_events",
+        "chat",
+    ],
+)
+async def test_the_issues_tools_are_served(mcp_server: McpServer, name: str) -> None:
+    async with mcp_server.session(KEYS["a"]) as session:
+        listed = {tool.name: tool for tool in (await session.list_tools()).tools}
+    tool = listed[name]
+    assert tool.description and tool.inputSchema["type"] == "object"
+    assert tool.outputSchema is not None and tool.outputSchema["type"] == "object"
