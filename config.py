@@ -1,14 +1,14 @@
 """Switchyard settings: one pydantic-settings object composed of each capability's group.
 
-Each capability declares its settings group in its own package (`tools/<cap>/settings.py`:
-a pydantic model whose fields carry their description and bounds); the server's own groups
-are in `server_settings.py`. This module is the bottom layer: it composes the groups into
-`Settings` (access is `settings.<group>.<field>`, e.g. `settings.analytics.row_cap`), reads
-them from the environment and `.env` under their variable names (a group's `env_prefix` + the
-field name, or the names in the field's `validation_alias`: ANALYTICS_ROW_CAP, OPENAI_API_KEY
-or DEEPSEEK_API_KEY), and keeps the helpers over all of them: the README table, the
-`.env.example`, error messages naming the variable, redaction. Per-run knobs that a caller
-may change for one request travel in the graph's runtime context, not here.
+Each capability declares its settings group in its own package (`tools/<cap>/settings.py`: a
+pydantic model whose fields carry their description and bounds); the server's own groups are in
+`server_settings.py` and `access_settings.py`. This module is the bottom layer: it composes the
+groups into `Settings` (access is `settings.<group>.<field>`, e.g.
+`settings.analytics.row_cap`), reads them from the environment and `.env` under their variable
+names (a group's `env_prefix` + the field name, or the names in the field's `validation_alias`:
+ANALYTICS_ROW_CAP, OPENAI_API_KEY or DEEPSEEK_API_KEY), and keeps the helpers over all of them:
+the README table, the `.env.example`, error messages naming the variable, redaction. Per-run
+knobs that a caller may change for one request travel in the graph's runtime context, not here.
 """
 
 from __future__ import annotations
@@ -30,12 +30,10 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
+from access_settings import ApiSettings, QuotaSettings, SecuritySettings
 from server_settings import (
-    ApiSettings,
-    QuotaSettings,
     RoutingSettings,
     RunSettings,
-    SecuritySettings,
     StateSettings,
     StorageSettings,
     WebhookSettings,

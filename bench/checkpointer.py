@@ -26,6 +26,9 @@ bytes per thread (MEMORY USAGE with SAMPLES 0, summed over the thread's keys) af
 printed at the start and the end. Redis: REDIS_URL (default redis://127.0.0.1:6379/0) under key
 prefixes of the bench's own, deleted after. Postgres: BENCH_POSTGRES_URL (default
 postgresql://postgres@127.0.0.1:5432/postgres).
+
+Over 400 lines because it is one benchmark script: the two graph shapes, the contending savers, the
+timed run and its report are one run that nothing else imports.
 """
 
 from __future__ import annotations

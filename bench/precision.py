@@ -31,6 +31,9 @@ held-out figure): freezegun, responses, wrapt, parso, isort, blinker, humanize. 
 rounds are printed as judged (from the data: their verdicts do not change when the rules
 do). A current-round judgment the analysis no longer produces is listed as stale: re-judge
 before quoting figures.
+
+Over 400 lines because it is one benchmark script: fetching the judged suites, running the profiles
+and printing the report are one run that nothing else imports.
 """
 
 from __future__ import annotations

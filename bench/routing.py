@@ -36,6 +36,9 @@ answer together); ``kind`` is a free label reported per kind; ``split`` is ``cal
 ``test`` / ``frozen`` (held out). Adding an agent is appending its rows: rows whose expected
 agent is not registered are counted as skipped, not as errors. An agent whose probe reads stored
 data gets it from a fixture in `FIXTURES` (the handbook; the personal data).
+
+Over 400 lines because it is one benchmark script: the labelled sets, their knowledge and personal
+fixtures, the routing run and its report are one run that nothing else imports.
 """
 
 from __future__ import annotations

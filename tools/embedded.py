@@ -26,6 +26,9 @@ a graceful SIGTERM shutdown (it re-raises the signal). The wheels' own lifecycle
 client count, pgserver's handle list) are not used: each had a rule of its own and relied on
 atexit (how an orphaned Postgres outlived both the API and Studio). One module on purpose
 (about 450 lines): the rule and the two servers it governs read together.
+
+Over 400 lines because it is one protocol: the owner rule (the users file and its lock) and the two
+servers it governs change together and are tested together.
 """
 
 from __future__ import annotations

@@ -5,6 +5,9 @@ Create a run in the background (``POST .../runs``, answered at once), streamed
 then list, get, join (wait for the end), re-attach to its stream, cancel (``interrupt`` keeps
 what it saved, ``rollback`` deletes it) or delete it. Answers carry ``Content-Location`` (the
 run) and, for streams and waits, ``Location`` (where to re-attach).
+
+Over 400 lines because it is one resource's routes: every run endpoint of the Agent Server API
+(threaded, stateless, batch, join, cancel) and the small helpers they share.
 """
 
 from __future__ import annotations

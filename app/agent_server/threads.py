@@ -5,6 +5,9 @@ with ``session_id``, and a session started by ``/chat`` is listed, read and cont
 Every operation is scoped to the caller's API key, and so are thread ids: ``t-1`` of one key
 and ``t-1`` of another are two threads (stored under ``<owner>:t-1``, see
 :mod:`app.thread_ids`); every answer shows the id the caller chose.
+
+Over 400 lines because it is one resource's routes: every thread endpoint of the Agent Server API
+(threads, their state and history) and the helpers they share.
 """
 
 from __future__ import annotations

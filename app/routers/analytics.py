@@ -19,7 +19,8 @@ from langchain_core.messages import HumanMessage
 from langchain_core.runnables import RunnableConfig
 
 from agents.analytics.answer import AnalyticsAnswer
-from agents.analytics.spec import NAME, AnalyticsRequest
+from agents.analytics.nodes import AnalyticsRequest
+from agents.analytics.react import NAME
 from app.bodies import StrictJSONRoute
 from app.errors import COMMON_ERRORS, DependencyUnavailable, error_responses
 from app.runs.executor import Deadline, RunFailed, execute

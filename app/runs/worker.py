@@ -27,6 +27,9 @@ graph itself runs in :func:`app.runs.executor.execute`, which decides a cancel, 
 Agent Server run's outcome (its final values, interrupts or error) is stored with the run, its
 thread's status updated, and its webhook queued (after the ack) for this process's
 :class:`~app.runs.webhooks.WebhookDispatcher`.
+
+Over 400 lines because it is one class, `RunWorker`, whose consumer loop, heartbeat, reclaim and
+shutdown share its Redis connection, consumer name and in-flight run tasks.
 """
 
 from __future__ import annotations

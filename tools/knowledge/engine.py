@@ -11,6 +11,9 @@ Every query is scoped to ``(kb, owner)`` and is ONE round trip:
   the new chunks (COPY) and postings (COPY), the corpus counts. The registry row is the commit
   point: a process killed mid-ingest leaves nothing of the batch behind, and what was committed
   before stays.
+
+Over 400 lines because it is one class, `KnowledgeEngine`, whose methods share its connection pool
+and the SQL of one schema, plus the row types they read and write.
 """
 
 from __future__ import annotations

@@ -20,6 +20,9 @@ Uploads (`ingest_uploads`) are bounded before anything is embedded: every file i
 first (a .jsonl stops at one document past MAX_DOCUMENTS_PER_UPLOAD), then the chunks are
 counted (MAX_CHUNKS_PER_UPLOAD) and the uploader's stored documents and chunks with them
 (MAX_DOCUMENTS_PER_OWNER, MAX_CHUNKS_PER_OWNER); a refusal is `IngestLimitExceeded`.
+
+Over 400 lines because it is one class, `KnowledgeStore`, whose methods share the engine,
+retriever, indexer, embeddings and ingestion threads of one open knowledge base.
 """
 
 from __future__ import annotations

@@ -15,6 +15,10 @@ Conventions (stated once, tested):
 - A day without a time gets the caller's default hour.
 Other phrases ("March 20", "in 3 days", "2 days ago", "the 20th", "2025-03-20") go to
 `dateparser` with the user's zone and "now" as its relative base.
+
+Over 400 lines because it is one grammar: the phrase patterns and the resolvers of dates, times and
+periods share their word tables and conventions, and splitting them would scatter the rules stated
+above.
 """
 
 from __future__ import annotations

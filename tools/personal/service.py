@@ -16,6 +16,9 @@ pgvector, `tools.personal.pgvector`), and a failed vector write rolls the row ba
 
 On a Postgres without pgvector the engine still stores, lists and filters items (without
 vectors); its semantic and hybrid searches refuse with `SemanticSearchOff` (503, naming the fix).
+
+Over 400 lines because it is one class, `PersonalService`, whose owner-scoped methods over tasks,
+meals and events share its pool, embeddings, limits and SQL helpers.
 """
 
 from __future__ import annotations
