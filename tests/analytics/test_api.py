@@ -15,6 +15,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app.api import create_app
+from app.thread_ids import thread_key
 from config import Settings
 
 KEYS = ("alice-key", "bob-key")
@@ -224,7 +225,8 @@ def test_a_follow_up_turn_keeps_the_analytics_context(api: TestClient) -> None:
     assert second["agent"] == "analytics" and second["turn"] == 2
     state = api.app.state.services.graph  # type: ignore[attr-defined]
     snapshot = api.portal.call(  # type: ignore[union-attr]
-        state.aget_state, {"configurable": {"thread_id": first["session_id"]}}
+        state.aget_state,
+        {"configurable": {"thread_id": thread_key("anonymous", first["session_id"])}},
     )
     context = snapshot.values["agent_contexts"]["analytics"]
     assert context["turns_handled"] == 2
