@@ -6,18 +6,15 @@ A leaf: imports only pydantic and the standard library; `config.Settings` compos
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+from pydantic import Field, SecretStr, field_validator
+
+from tools.settings_group import SettingsGroup
 
 
-class ApiSettings(BaseModel):
+class ApiSettings(SettingsGroup):
     """The HTTP API (group `api`)."""
-
-    model_config = ConfigDict(extra="forbid", validate_default=True, populate_by_name=True)
-    #: Environment variable of a field = this prefix + the field name in upper case, unless
-    #: the field names its variable(s) in `validation_alias`.
-    env_prefix: ClassVar[str] = ""
 
     host: str = Field("127.0.0.1", description="Bind address of `serve`.")
     port: int = Field(8000, ge=1, le=65535, description="Port of `serve`.")
@@ -68,13 +65,8 @@ class ApiSettings(BaseModel):
         return value
 
 
-class QuotaSettings(BaseModel):
+class QuotaSettings(SettingsGroup):
     """Quotas per owner: one tenant cannot fill the shared stores or queues (group `quotas`)."""
-
-    model_config = ConfigDict(extra="forbid", validate_default=True, populate_by_name=True)
-    #: Environment variable of a field = this prefix + the field name in upper case, unless
-    #: the field names its variable(s) in `validation_alias`.
-    env_prefix: ClassVar[str] = ""
 
     max_threads_per_owner: int = Field(
         1000,
@@ -168,13 +160,8 @@ class QuotaSettings(BaseModel):
     )
 
 
-class SecuritySettings(BaseModel):
+class SecuritySettings(SettingsGroup):
     """Security defaults and secrets (group `security`)."""
-
-    model_config = ConfigDict(extra="forbid", validate_default=True, populate_by_name=True)
-    #: Environment variable of a field = this prefix + the field name in upper case, unless
-    #: the field names its variable(s) in `validation_alias`.
-    env_prefix: ClassVar[str] = ""
 
     allow_anonymous: bool = Field(
         False,

@@ -10,16 +10,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, ClassVar
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
+from pydantic import AliasChoices, Field, field_validator
+
+from tools.settings_group import SettingsGroup
 
 
-class StorageSettings(BaseModel):
+class StorageSettings(SettingsGroup):
     """Redis, Postgres, the data directory and checkpoints (group `storage`)."""
-
-    model_config = ConfigDict(extra="forbid", validate_default=True, populate_by_name=True)
-    #: Environment variable of a field = this prefix + the field name in upper case, unless
-    #: the field names its variable(s) in `validation_alias`.
-    env_prefix: ClassVar[str] = ""
 
     redis_url: str | None = Field(
         None,
@@ -65,12 +62,9 @@ class StorageSettings(BaseModel):
         return value
 
 
-class RoutingSettings(BaseModel):
+class RoutingSettings(SettingsGroup):
     """How a message is routed to an agent (group `routing`)."""
 
-    model_config = ConfigDict(extra="forbid", validate_default=True, populate_by_name=True)
-    #: Environment variable of a field = this prefix + the field name in upper case, unless
-    #: the field names its variable(s) in `validation_alias`.
     env_prefix: ClassVar[str] = "ROUTE_"
 
     semantic_threshold: float = Field(
@@ -148,12 +142,9 @@ class RoutingSettings(BaseModel):
     )
 
 
-class RunSettings(BaseModel):
+class RunSettings(SettingsGroup):
     """Background runs and their workers (group `runs`)."""
 
-    model_config = ConfigDict(extra="forbid", validate_default=True, populate_by_name=True)
-    #: Environment variable of a field = this prefix + the field name in upper case, unless
-    #: the field names its variable(s) in `validation_alias`.
     env_prefix: ClassVar[str] = "RUN_"
 
     worker_enabled: bool = Field(
@@ -222,12 +213,9 @@ class RunSettings(BaseModel):
         return value
 
 
-class WebhookSettings(BaseModel):
+class WebhookSettings(SettingsGroup):
     """Delivery of run webhooks (group `webhooks`)."""
 
-    model_config = ConfigDict(extra="forbid", validate_default=True, populate_by_name=True)
-    #: Environment variable of a field = this prefix + the field name in upper case, unless
-    #: the field names its variable(s) in `validation_alias`.
     env_prefix: ClassVar[str] = "WEBHOOK_"
 
     timeout_seconds: float = Field(
@@ -286,13 +274,8 @@ class WebhookSettings(BaseModel):
         return value
 
 
-class StateSettings(BaseModel):
+class StateSettings(SettingsGroup):
     """The graph's shared state (group `state`)."""
-
-    model_config = ConfigDict(extra="forbid", validate_default=True, populate_by_name=True)
-    #: Environment variable of a field = this prefix + the field name in upper case, unless
-    #: the field names its variable(s) in `validation_alias`.
-    env_prefix: ClassVar[str] = ""
 
     message_keep_last: int = Field(
         20,

@@ -1,6 +1,7 @@
 """The analytics capability's settings group (ANALYTICS_*).
 
-A leaf: imports only pydantic and the standard library; `config.Settings` composes it.
+A leaf: imports only pydantic, the standard library and `tools.settings_group`; `config.Settings`
+composes it.
 """
 
 from __future__ import annotations
@@ -8,15 +9,14 @@ from __future__ import annotations
 from datetime import date
 from typing import ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from pydantic import Field, SecretStr
+
+from tools.settings_group import SettingsGroup
 
 
-class AnalyticsSettings(BaseModel):
+class AnalyticsSettings(SettingsGroup):
     """Analytics: the demo dataset, its read-only reader role, query limits (group `analytics`)."""
 
-    model_config = ConfigDict(extra="forbid", validate_default=True, populate_by_name=True)
-    #: Environment variable of a field = this prefix + the field name in upper case, unless
-    #: the field names its variable(s) in `validation_alias`.
     env_prefix: ClassVar[str] = "ANALYTICS_"
 
     seed_on_start: bool = Field(

@@ -1,21 +1,21 @@
 """The coding agent's settings group (CODING_*).
 
-A leaf: imports only pydantic and the standard library; `config.Settings` composes it.
+A leaf: imports only pydantic, the standard library and `tools.settings_group`; `config.Settings`
+composes it.
 """
 
 from __future__ import annotations
 
 from typing import ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from tools.settings_group import SettingsGroup
 
 
-class CodingSettings(BaseModel):
+class CodingSettings(SettingsGroup):
     """The coding agent's limits (group `coding`)."""
 
-    model_config = ConfigDict(extra="forbid", validate_default=True, populate_by_name=True)
-    #: Environment variable of a field = this prefix + the field name in upper case, unless
-    #: the field names its variable(s) in `validation_alias`.
     env_prefix: ClassVar[str] = "CODING_"
 
     max_iterations: int = Field(

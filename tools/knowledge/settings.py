@@ -1,22 +1,20 @@
 """The knowledge capability's settings group: retrieval, reflection, chunking, ingestion.
 
-A leaf: imports only pydantic and the standard library; `config.Settings` composes it.
+A leaf: imports only pydantic, the standard library and `tools.settings_group`; `config.Settings`
+composes it.
 """
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
+from pydantic import AliasChoices, Field, field_validator
+
+from tools.settings_group import SettingsGroup
 
 
-class KnowledgeSettings(BaseModel):
+class KnowledgeSettings(SettingsGroup):
     """Retrieval, reflection, chunking and ingestion of the knowledge base (group `knowledge`)."""
-
-    model_config = ConfigDict(extra="forbid", validate_default=True, populate_by_name=True)
-    #: Environment variable of a field = this prefix + the field name in upper case, unless
-    #: the field names its variable(s) in `validation_alias`.
-    env_prefix: ClassVar[str] = ""
 
     enable_reflection: bool = Field(
         True,

@@ -1,6 +1,7 @@
 """The personal agents' settings group (PERSONAL_*: tasks, meals, events, webhooks).
 
-A leaf: imports only pydantic and the standard library; `config.Settings` composes it.
+A leaf: imports only pydantic, the standard library and `tools.settings_group`; `config.Settings`
+composes it.
 """
 
 from __future__ import annotations
@@ -9,15 +10,14 @@ from typing import Any, ClassVar
 from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+from pydantic import Field, SecretStr, field_validator
+
+from tools.settings_group import SettingsGroup
 
 
-class PersonalSettings(BaseModel):
+class PersonalSettings(SettingsGroup):
     """The personal agents (tasks, meals, events) and their webhooks (group `personal`)."""
 
-    model_config = ConfigDict(extra="forbid", validate_default=True, populate_by_name=True)
-    #: Environment variable of a field = this prefix + the field name in upper case, unless
-    #: the field names its variable(s) in `validation_alias`.
     env_prefix: ClassVar[str] = "PERSONAL_"
 
     timezone: str = Field(

@@ -1,14 +1,17 @@
 """The providers' settings groups: the chat model (LLM_*, OPENAI_*, OLLAMA_*) and the
 embeddings (EMBEDDING_*).
 
-A leaf: imports only pydantic and the standard library; `config.Settings` composes it.
+A leaf: imports only pydantic, the standard library and `tools.settings_group`; `config.Settings`
+composes it.
 """
 
 from __future__ import annotations
 
 from typing import Any, ClassVar, Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr, field_validator
+from pydantic import AliasChoices, Field, SecretStr, field_validator
+
+from tools.settings_group import SettingsGroup
 
 LLMProvider = Literal["auto", "openai", "ollama", "none"]
 EmbeddingProvider = Literal["sentence-transformers", "ollama"]
@@ -18,12 +21,9 @@ LLMRole = Literal["chat", "fast"]
 BUNDLED_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
 
 
-class LLMSettings(BaseModel):
+class LLMSettings(SettingsGroup):
     """Chat model provider, model and client limits (group `llm`)."""
 
-    model_config = ConfigDict(extra="forbid", validate_default=True, populate_by_name=True)
-    #: Environment variable of a field = this prefix + the field name in upper case, unless
-    #: the field names its variable(s) in `validation_alias`.
     env_prefix: ClassVar[str] = "LLM_"
 
     provider: LLMProvider = Field(
@@ -120,12 +120,9 @@ class LLMSettings(BaseModel):
         return value
 
 
-class EmbeddingSettings(BaseModel):
+class EmbeddingSettings(SettingsGroup):
     """The embedding model (group `embeddings`)."""
 
-    model_config = ConfigDict(extra="forbid", validate_default=True, populate_by_name=True)
-    #: Environment variable of a field = this prefix + the field name in upper case, unless
-    #: the field names its variable(s) in `validation_alias`.
     env_prefix: ClassVar[str] = "EMBEDDING_"
 
     provider: EmbeddingProvider = Field(

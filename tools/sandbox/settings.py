@@ -1,6 +1,7 @@
 """The code sandbox's settings group (SANDBOX_*: bubblewrap, rlimits, concurrency).
 
-A leaf: imports only pydantic and the standard library; `config.Settings` composes it.
+A leaf: imports only pydantic, the standard library and `tools.settings_group`; `config.Settings`
+composes it.
 """
 
 from __future__ import annotations
@@ -8,15 +9,14 @@ from __future__ import annotations
 import re
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import Field, field_validator
+
+from tools.settings_group import SettingsGroup
 
 
-class SandboxSettings(BaseModel):
+class SandboxSettings(SettingsGroup):
     """The OS sandbox of untrusted code (group `sandbox`)."""
 
-    model_config = ConfigDict(extra="forbid", validate_default=True, populate_by_name=True)
-    #: Environment variable of a field = this prefix + the field name in upper case, unless
-    #: the field names its variable(s) in `validation_alias`.
     env_prefix: ClassVar[str] = "SANDBOX_"
 
     bwrap_path: str = Field(

@@ -1,21 +1,21 @@
 """The test-analysis capability's settings group (ANALYSIS_*).
 
-A leaf: imports only pydantic and the standard library; `config.Settings` composes it.
+A leaf: imports only pydantic, the standard library and `tools.settings_group`; `config.Settings`
+composes it.
 """
 
 from __future__ import annotations
 
 from typing import ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from tools.settings_group import SettingsGroup
 
 
-class AnalysisSettings(BaseModel):
+class AnalysisSettings(SettingsGroup):
     """Test analysis: modes, LLM review, rule thresholds, caches (group `analysis`)."""
 
-    model_config = ConfigDict(extra="forbid", validate_default=True, populate_by_name=True)
-    #: Environment variable of a field = this prefix + the field name in upper case, unless
-    #: the field names its variable(s) in `validation_alias`.
     env_prefix: ClassVar[str] = "ANALYSIS_"
 
     default_mode: Literal["rules-only", "llm-only", "hybrid"] = Field(
