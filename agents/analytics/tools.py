@@ -183,7 +183,7 @@ async def sql_execution_tool(sql: str, runtime: Runtime) -> ToolAnswer:
     columns, the first rows and the row count."""
     ctx = runtime.context
     runtime.stream_writer(progress(SQL_EXECUTION, "start", "Running the query"))
-    result = await _call(ops.query_analytics(_caller(runtime), ops.QueryAnalyticsInput(sql=sql)))
+    result = await _call(ops.run_sql(_caller(runtime), ops.RunSqlInput(sql=sql)))
     result.result_id = result_id(runtime.tool_call_id)
     for generation in reversed(artifacts(_messages(runtime), SQL_GENERATION)):
         if generation.get("sql") and (generation["sql"] == sql or generation["sql"] == result.sql):

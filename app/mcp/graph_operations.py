@@ -11,7 +11,11 @@ engines). The MCP server serves them with the registry's operations
   the same lock, thread quota and errors);
 - ``ask_documents``: the knowledge agent's cited answer to a question, run like ``POST
   /analytics/query`` runs its agent: on the graph without a checkpointer, so a question leaves
-  no session behind and counts against no thread quota.
+  no session behind and counts against no thread quota;
+- ``query_analytics``: the analytics agent's answer to a question in words, exactly as ``POST
+  /analytics/query`` (:func:`app.routers.analytics.answer_query`: the same body, time limit and
+  refusals; without a chat model the agent's deterministic plan answers). The SQL-taking
+  operation is the analytics capability's ``run_sql``.
 """
 
 from __future__ import annotations
@@ -24,6 +28,8 @@ from langchain_core.messages import HumanMessage
 from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from agents.analytics.spec import AnalyticsRequest
+from app.routers.analytics import answer_query
 from app.routers.chat import ChatMessage, answer_turn
 from app.security import Caller
 from app.services import Services
@@ -188,5 +194,58 @@ async def ask_documents(ctx: OperationContext, payload: AskDocuments) -> Documen
     )
 
 
+# --- query_analytics -------------------------------------------------------------------------
+
+
+class AnalyticsQueryAnswer(BaseModel):
+    """The analytics agent's answer: its words, and the data behind them when a query ran."""
+
+    question: str
+    answer: str = Field(description="The answer in words.")
+    method: str = Field(
+        description="Who wrote the SQL: semantic-layer, model, agent-sql, or none (no query)."
+    )
+    sql: str | None = Field(None, description="The read-only SQL that ran (null: none could).")
+    columns: list[str] = Field(default_factory=list)
+    rows: list[list[Any]] = Field(
+        default_factory=list, description="The rows (at most ANALYTICS_ROW_CAP)."
+    )
+    row_count: int = 0
+    truncated: bool = False
+    recommendations: list[str] = Field(default_factory=list)
+    chart_id: str | None = Field(None, description="The answer's chart, if one was made.")
+    chart_url: str | None = Field(None, description="The chart as PNG (GET, same API key).")
+    chart_svg_url: str | None = Field(None, description="The chart as SVG (GET, same API key).")
+    demo_data: bool = False
+
+
+@operation(CAPABILITY, read_only=True)
+async def query_analytics(ctx: OperationContext, payload: AnalyticsRequest) -> AnalyticsQueryAnswer:
+    """Answer a business question about sales, F&I, production or shipments with data: the
+    analytics agent writes read-only SQL, runs it and answers in words, with the SQL, the rows
+    and a chart (as POST /analytics/query)."""
+    services = ctx.engine(Services)
+    try:
+        data = await answer_query(services, payload, ctx.owner)
+    except HTTPException as exc:
+        raise _refused(exc) from exc
+    chart: dict[str, Any] = data.get("chart") or {}
+    return AnalyticsQueryAnswer(
+        question=payload.question,
+        answer=str(data.get("text") or ""),
+        method=str(data.get("method") or "none"),
+        sql=data.get("sql"),
+        columns=list(data.get("columns") or []),
+        rows=list(data.get("rows") or []),
+        row_count=int(data.get("row_count") or 0),
+        truncated=bool(data.get("truncated")),
+        recommendations=list(data.get("recommendations") or []),
+        chart_id=chart.get("chart_id") or None,
+        chart_url=chart.get("url"),
+        chart_svg_url=chart.get("svg_url"),
+        demo_data=bool(data.get("demo_data")),
+    )
+
+
 #: The app layer's operations the MCP server adds to the registry's.
-GRAPH_OPERATIONS: tuple[Operation[Any, Any], ...] = (chat, ask_documents)
+GRAPH_OPERATIONS: tuple[Operation[Any, Any], ...] = (chat, ask_documents, query_analytics)

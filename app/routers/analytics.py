@@ -69,11 +69,19 @@ async def query(body: AnalyticsRequest, services: ServicesDep, who: CallerDep) -
     the KPI analysis, recommendations, a chart (with PNG/SVG URLs) and, for a why-question, the
     root cause. A question the semantic layer cannot map gets an answer listing what can be
     asked (``sql`` null)."""
+    return await answer_query(services, body, who.owner)
+
+
+async def answer_query(services: Services, body: AnalyticsRequest, owner: str) -> dict[str, Any]:
+    """The analytics agent's answer to ``body`` for ``owner`` (the REST shape,
+    :class:`AnalyticsAnswer`): what ``POST /analytics/query`` answers and the MCP tool
+    ``query_analytics`` returns. Refusals are ``HTTPException`` (404, 502, 504) and
+    :class:`DependencyUnavailable` (503)."""
     _registered(services)
     thread_id = uuid.uuid4().hex
     inp: ChatInput = {
         "messages": [HumanMessage(body.question, id=uuid.uuid4().hex)],
-        "user_id": who.owner,
+        "user_id": owner,
         "session_id": thread_id,
         "target_agent": NAME,
         "agent_input": body.model_dump(),
@@ -86,7 +94,7 @@ async def query(body: AnalyticsRequest, services: ServicesDep, who: CallerDep) -
                 services.sync_graph,
                 inp,
                 config,
-                context=services.context(owner=who.owner),
+                context=services.context(owner=owner),
                 deadline=Deadline(timeout, "ANALYTICS_REQUEST_TIMEOUT_SECONDS"),
                 what="query",
             )

@@ -24,7 +24,7 @@ from tools.analytics.operations import (
     generate_sql,
     list_kpis,
     make_chart,
-    query_analytics,
+    run_sql,
 )
 from tools.operations import EngineNotOpen, OperationContext, OperationError
 
@@ -46,7 +46,7 @@ async def test_the_plan_as_operations(make_ctx: Ctx) -> None:
     ctx = _caller("alice", make_ctx())
     generated = await generate_sql(ctx, {"question": "Units sold by region in 2025"})
     assert generated.sql and generated.method == "semantic-layer"
-    result = await query_analytics(ctx, {"sql": generated.sql})
+    result = await run_sql(ctx, {"sql": generated.sql})
     assert result.row_count > 0 and "region" in result.columns
     analysis = await compute_kpi(ctx, {"result": result.model_dump()})
     assert analysis.row_count == result.row_count and analysis.analysis
@@ -57,7 +57,7 @@ async def test_the_plan_as_operations(make_ctx: Ctx) -> None:
     damage = await list_kpis(ctx, {"search": "damage"})
     assert [k.key for k in damage.metrics] == ["damage_rate_pct"]
     assert {op.name for op in OPERATIONS} == {
-        "generate_sql", "query_analytics", "list_kpis", "compute_kpi", "explain_change",
+        "generate_sql", "run_sql", "list_kpis", "compute_kpi", "explain_change",
         "make_chart",
     }  # fmt: skip
 
@@ -82,22 +82,23 @@ async def test_operations_run_as_the_calling_owner(make_ctx: Ctx) -> None:
 async def test_refusals_carry_their_status(make_ctx: Ctx) -> None:
     ctx = _caller("alice", make_ctx())
     with pytest.raises(OperationError, match="SQL refused: .*not a SELECT") as refused:
-        await query_analytics(ctx, {"sql": "DELETE FROM analytics.sales"})
+        await run_sql(ctx, {"sql": "DELETE FROM analytics.sales"})
     assert refused.value.status == 422
+    assert str(refused.value).count("SQL refused") == 1  # the guard's words, said once
     with pytest.raises(OperationError, match="unknown metric") as metric:
         await explain_change(ctx, {"metric": "happiness", "period": "Q3 2025"})
     assert metric.value.status == 422
     slow = _caller("alice", make_ctx(statement_timeout_ms=1))
     cross = "SELECT count(*) FROM analytics.sales a, analytics.sales b, analytics.sales c"
     with pytest.raises(OperationError, match="timed out") as timeout:
-        await query_analytics(slow, {"sql": cross})
+        await run_sql(slow, {"sql": cross})
     assert timeout.value.status == 504
 
 
 async def test_a_missing_engine_is_engine_not_open() -> None:
     ctx = _caller("alice", None)
     for op, payload in (
-        (query_analytics, {"sql": "SELECT 1"}),
+        (run_sql, {"sql": "SELECT 1"}),
         (generate_sql, {"question": "Units sold by region"}),
         (explain_change, {"metric": "damage rate", "period": "Q3 2025"}),
     ):
@@ -110,8 +111,8 @@ async def test_served_as_tools(make_ctx: Ctx) -> None:
     ctx = _caller("carol", make_ctx())
     tools = [op.as_tool(lambda runtime: ctx) for op in OPERATIONS]
     calls: list[tuple[str, dict[str, Any]]] = [
-        ("query_analytics", {"sql": BY_REGION}),
-        ("query_analytics", {"sql": "DROP TABLE analytics.sales"}),
+        ("run_sql", {"sql": BY_REGION}),
+        ("run_sql", {"sql": "DROP TABLE analytics.sales"}),
         ("list_kpis", {"search": "damage"}),
     ]
     script: list[Any] = [
@@ -122,6 +123,6 @@ async def test_served_as_tools(make_ctx: Ctx) -> None:
     result = await create_agent(model, tools).ainvoke({"messages": [HumanMessage("go")]})
     rows, refused, kpis = [str(m.content) for m in result["messages"] if isinstance(m, ToolMessage)]
     assert json.loads(rows)["columns"] == ["region", "units"]
-    assert refused.startswith("Error: SQL refused")
+    assert refused.startswith("Error: SQL refused") and refused.count("SQL refused") == 1
     assert any(k["key"] == "damage_rate_pct" for k in json.loads(kpis)["metrics"])
     assert model.bound_tools[0] == [op.name for op in OPERATIONS]

@@ -76,17 +76,40 @@ async def test_search_and_ask_documents(mcp_server: McpServer) -> None:
         refused(await call(session, "ask_documents", question="x", extra=1), "extra")
 
 
-async def test_query_analytics(mcp_server: McpServer) -> None:
-    async with mcp_server.session(KEYS["a"]) as session:
-        rows = ok(await call(session, "query_analytics", sql="SELECT count(*) AS n FROM sales"))
-        assert rows["columns"] == ["n"] and rows["rows"][0][0] > 0
-        refused(await call(session, "query_analytics", sql=""), "sql")
-        # a refused statement is a tool error naming why, with the REST status
+async def test_query_analytics_answers_a_question(mcp_server: McpServer) -> None:
+    key = KEYS["a"]
+    async with mcp_server.session(key) as session:
+        # no chat model on this server: the agent's deterministic plan answers (as REST does)
+        question = "Units sold by region in 2025"
+        answer = ok(await call(session, "query_analytics", question=question))
+        assert answer["question"] == question and answer["answer"]
+        assert answer["method"] == "semantic-layer" and answer["sql"]
+        assert "region" in answer["columns"] and answer["row_count"] == len(answer["rows"]) > 0
+        assert answer["chart_id"] and answer["chart_url"]
+        refused(await call(session, "query_analytics", question=""), "question")
         refused(
-            await call(session, "query_analytics", sql="DELETE FROM sales"),
+            await call(session, "query_analytics", sql="SELECT 1"), "question", "Field required"
+        )
+    chart = httpx.get(
+        f"{mcp_server.url}/analytics/chart/{answer['chart_id']}.png",
+        headers={"X-API-Key": key},
+        timeout=60,
+    )
+    assert chart.status_code == 200 and chart.content.startswith(b"\x89PNG")
+
+
+async def test_run_sql(mcp_server: McpServer) -> None:
+    async with mcp_server.session(KEYS["a"]) as session:
+        rows = ok(await call(session, "run_sql", sql="SELECT count(*) AS n FROM sales"))
+        assert rows["columns"] == ["n"] and rows["rows"][0][0] > 0
+        refused(await call(session, "run_sql", sql=""), "sql")
+        # a refused statement is a tool error naming why (once), with the REST status
+        text = refused(
+            await call(session, "run_sql", sql="DELETE FROM sales"),
             "DELETE",
             "status 422",
         )
+        assert text.count("SQL refused") == 1, text
 
 
 async def test_check_and_run_code(mcp_server: McpServer) -> None:
@@ -163,6 +186,56 @@ async def test_events(mcp_server: McpServer) -> None:
         refused(await call(session, "list_events", limit=0), "limit")
 
 
+async def test_the_rest_bodys_field_names(mcp_server: McpServer) -> None:
+    """The personal tools take the names of the REST bodies (and query parameters)."""
+    async with mcp_server.session(KEYS["a"]) as session:
+        schemas = {tool.name: tool.inputSchema for tool in (await session.list_tools()).tools}
+        assert "due_at" in schemas["create_task"]["properties"]
+        assert schemas["create_event"]["required"] == ["title", "starts_at"]
+
+        task = ok(
+            await call(session, "create_task", title="Pay the rent", due_at="2031-03-01T09:00:00Z")
+        )
+        assert task["due_at"].startswith("2031-03-01")
+        moved = ok(
+            await call(session, "update_task", task_id=task["id"], due_at="2031-03-02T09:00:00Z")
+        )
+        assert moved["due_at"].startswith("2031-03-02")
+        cleared = ok(await call(session, "update_task", task_id=task["id"], clear=["due_at"]))
+        assert cleared["due_at"] is None
+        found = ok(await call(session, "list_tasks", q="Pay the rent"))
+        assert [t["id"] for t in found["items"]] == [task["id"]]
+
+        event = ok(
+            await call(
+                session,
+                "create_event",
+                title="Rent review",
+                starts_at="2031-03-04T10:00:00Z",
+                ends_at="2031-03-04T10:30:00Z",
+            )
+        )
+        assert event["starts_at"].startswith("2031-03-04T10:00")
+        assert event["ends_at"].startswith("2031-03-04T10:30")
+        later = ok(
+            await call(
+                session, "update_event", event_id=event["id"], starts_at="2031-03-05T10:00:00Z"
+            )
+        )
+        assert later["ends_at"].startswith("2031-03-05T10:30")  # a moved start keeps the length
+        events = ok(
+            await call(session, "list_events", q="Rent review", starts_from="2031-01-01T00:00:00Z")
+        )
+        assert [e["id"] for e in events["items"]] == [event["id"]]
+        refused(await call(session, "create_event", title="Rent"), "starts_at", "Field required")
+
+        meal = ok(
+            await call(session, "log_meal", description="rye porridge", meal_type="breakfast")
+        )
+        meals = ok(await call(session, "list_meals", q="rye porridge"))
+        assert [m["id"] for m in meals["items"]] == [meal["id"]]
+
+
 async def test_chat_keeps_the_callers_session(mcp_server: McpServer) -> None:
     async with mcp_server.session(KEYS["a"]) as session:
         first = ok(await call(session, "chat", message="Convert 5 km to miles"))
@@ -187,6 +260,7 @@ async def test_chat_keeps_the_callers_session(mcp_server: McpServer) -> None:
         "search_documents",
         "ask_documents",
         "query_analytics",
+        "run_sql",
         "check_code",
         "run_code",
         "analyze_tests",

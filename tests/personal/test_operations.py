@@ -14,7 +14,7 @@ from agents.personal.context import PersonalContext
 from config import Settings
 from main import create_app
 from tests.personal.test_tools import call
-from tools.operations import OperationRegistry
+from tools.operations import OperationContext, OperationRegistry
 from tools.personal.operations import OPERATIONS
 from tools.personal.service import PersonalService
 
@@ -35,6 +35,38 @@ def test_operations_are_registered_once_with_schemas() -> None:
     assert {"create_task", "log_meal", "create_event", "search_tasks"} <= {
         o.name for o in OPERATIONS
     }
+
+
+def test_operations_take_the_rest_bodys_field_names() -> None:
+    """MCP clients are shown the REST body's names (``due_at``, ``starts_at``, ...); the agents'
+    model still sees the short names, and both are accepted."""
+    registry = OperationRegistry(OPERATIONS)
+    shown = {
+        name: registry.get(name).input_schema()["properties"]
+        for name in ("create_task", "update_task", "create_event", "update_event")
+    }
+    assert "due_at" in shown["create_task"] and "due" not in shown["create_task"]
+    assert "due_at" in shown["update_task"]
+    for name in ("create_event", "update_event"):
+        assert {"starts_at", "ends_at"} <= set(shown[name]) and "starts" not in shown[name]
+    assert registry.get("create_event").input_schema()["required"] == ["title", "starts_at"]
+    for name, rest, short in (
+        ("create_task", {"title": "x", "due_at": "tomorrow"}, {"title": "x", "due": "tomorrow"}),
+        ("create_event", {"title": "x", "starts_at": "9:00", "ends_at": "10:00"},
+         {"title": "x", "starts": "9:00", "ends": "10:00"}),
+        ("update_task", {"task_id": 1, "due_at": "today"}, {"task_id": 1, "due": "today"}),
+        ("list_tasks", {"q": "tax", "tag": ["home"]}, {"text": "tax", "tags": ["home"]}),
+        ("list_meals", {"q": "oats"}, {"text": "oats"}),
+        ("list_events", {"q": "dentist"}, {"text": "dentist"}),
+    ):  # fmt: skip
+        op = registry.get(name)
+        assert op.parse(rest) == op.parse(short), name
+
+    def never_called(runtime: Any) -> OperationContext:
+        raise AssertionError("only the schema is read")
+
+    model_sees: Any = registry.get("create_event").as_tool(never_called).tool_call_schema
+    assert {"starts", "ends"} <= set(model_sees.model_json_schema()["properties"])
 
 
 def test_a_result_is_the_same_as_a_tool_and_as_a_route(

@@ -26,7 +26,7 @@ Module map (each module's docstring has the details):
 - `outputs`: the pydantic models everything returns.
 - `context`: `AnalyticsContext` (the agent's context schema: reader pool, user id, demo mode,
   SQL model, reference date, limits; `AnalyticsContext.from_settings`) and progress events.
-- `operations`: the capability's operations (`OPERATIONS`): `generate_sql`, `query_analytics`,
+- `operations`: the capability's operations (`OPERATIONS`): `generate_sql`, `run_sql`,
   `list_kpis`, `compute_kpi`, `explain_change`, `make_chart` (the analytics agent's tools in
   `agents/analytics/tools.py` call them).
 

@@ -66,8 +66,7 @@ def engine_of(ctx: OperationContext) -> AnalyticsContext:
 def _refused(exc: Exception) -> OperationError:
     if isinstance(exc, psycopg.errors.QueryCanceled):
         return OperationError(f"the query timed out: {str(exc).strip()}", status=504)
-    if isinstance(exc, SQLRefused):
-        return OperationError(f"SQL refused: {exc}", status=422)
+    # SQLRefused and the rest say what is wrong themselves ("SQL refused: ...")
     return OperationError(str(exc), status=422)
 
 
@@ -77,7 +76,7 @@ class GenerateSqlInput(BaseModel):
     )
 
 
-class QueryAnalyticsInput(BaseModel):
+class RunSqlInput(BaseModel):
     sql: str = Field(
         description="One PostgreSQL SELECT over schema analytics.", min_length=1, max_length=200_000
     )
@@ -106,7 +105,7 @@ class KpiCatalogue(BaseModel):
 
 
 class ComputeKpiInput(BaseModel):
-    result: QueryResult = Field(description="A result of query_analytics.")
+    result: QueryResult = Field(description="A result of run_sql.")
     query_type: str = Field(default="auto", description="One of: " + ", ".join(QUERY_TYPES))
 
 
@@ -130,7 +129,7 @@ class ExplainChangeInput(BaseModel):
 
 
 class MakeChartInput(BaseModel):
-    result: QueryResult = Field(description="A result of query_analytics.")
+    result: QueryResult = Field(description="A result of run_sql.")
     question: str = Field(
         default="",
         description="The question (used for the title and the chart type).",
@@ -153,7 +152,7 @@ async def generate_sql(ctx: OperationContext, payload: GenerateSqlInput) -> SQLG
 
 
 @operation(CAPABILITY, read_only=True)
-async def query_analytics(ctx: OperationContext, payload: QueryAnalyticsInput) -> QueryResult:
+async def run_sql(ctx: OperationContext, payload: RunSqlInput) -> QueryResult:
     """Run one read-only SELECT over schema analytics (validated; READ ONLY transaction; time
     limit; row cap) and return its columns and rows."""
     try:
@@ -236,7 +235,7 @@ async def make_chart(ctx: OperationContext, payload: MakeChartInput) -> ChartCon
 #: The analytics capability's operations, in the order of the usual plan.
 OPERATIONS: tuple[Operation[Any, Any], ...] = (
     generate_sql,
-    query_analytics,
+    run_sql,
     list_kpis,
     compute_kpi,
     explain_change,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import AwareDatetime, BaseModel, Field
+from pydantic import AliasChoices, AwareDatetime, BaseModel, Field
 
 from tools.operations import OperationContext
 from tools.personal.format import describe
@@ -33,10 +33,19 @@ from tools.personal.operations.common import (
 
 class CreateEvent(BaseModel):
     title: str = Field(min_length=1, max_length=200, description="e.g. 'Lunch with Sam'.")
+    # POST /events's names first (shown to MCP clients); the agents' model sees starts / ends
     starts: str = Field(
-        min_length=1, max_length=200, description="Start: ISO 8601 or words ('Thursday 12:30')."
+        min_length=1,
+        max_length=200,
+        validation_alias=AliasChoices("starts_at", "starts"),
+        description="Start: ISO 8601 or words ('Thursday 12:30').",
     )
-    ends: str | None = Field(None, max_length=200, description="End; default: one hour later.")
+    ends: str | None = Field(
+        None,
+        max_length=200,
+        validation_alias=AliasChoices("ends_at", "ends"),
+        description="End; default: one hour later.",
+    )
     location: str = Field("", max_length=200)
     attendees: list[str] = Field(default_factory=list, max_length=MAX_LIST_ITEMS)
     notes: str = Field("", max_length=4000)
@@ -70,7 +79,11 @@ class ListEvents(BaseModel):
     )
     attendee: str | None = Field(None, max_length=120)
     location: str | None = Field(None, max_length=120)
-    text: str | None = Field(None, max_length=200)
+    text: str | None = Field(
+        None,
+        max_length=200,
+        validation_alias=AliasChoices("text", "q"),  # GET /events's ?q=
+    )
     upcoming: bool = Field(False, description="Only events that have not started yet.")
     starts_from: AwareDatetime | None = Field(None, description="Starting at or after (ISO).")
     starts_to: AwareDatetime | None = Field(None, description="Starting before (ISO 8601).")
@@ -118,14 +131,19 @@ class UpdateEvent(EventRef):
     """The fields given are changed (a new start keeps the length unless a new end is given)."""
 
     title: str | None = Field(None, min_length=1, max_length=200)
-    starts: str | None = Field(None, max_length=200, description="New start; keeps the length.")
-    ends: str | None = Field(None, max_length=200)
+    starts: str | None = Field(
+        None,
+        max_length=200,
+        validation_alias=AliasChoices("starts_at", "starts"),  # PATCH /events/{id}'s first
+        description="New start; keeps the length.",
+    )
+    ends: str | None = Field(None, max_length=200, validation_alias=AliasChoices("ends_at", "ends"))
     location: str | None = Field(None, max_length=200)
     attendees: list[str] | None = Field(None, max_length=MAX_LIST_ITEMS)
     notes: str | None = Field(None, max_length=4000)
-    clear: list[Literal["title", "starts", "ends", "location", "attendees", "notes"]] = Field(
-        default_factory=list, max_length=6, description="Fields to empty, e.g. ['ends']."
-    )
+    clear: list[
+        Literal["title", "starts", "starts_at", "ends", "ends_at", "location", "attendees", "notes"]
+    ] = Field(default_factory=list, max_length=6, description="Fields to empty, e.g. ['ends_at'].")
 
 
 @personal()

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
-from pydantic import AwareDatetime, BaseModel, Field
+from pydantic import AliasChoices, AwareDatetime, BaseModel, Field
 
 from tools.operations import OperationContext
 from tools.personal.models import (
@@ -91,7 +91,12 @@ class ListMeals(BaseModel):
     meal_type: list[MealType] | None = None
     min_calories: int | None = Field(None, ge=0, le=20_000)
     max_calories: int | None = Field(None, ge=0, le=20_000)
-    text: str | None = Field(None, max_length=200, description="Description or items contain this.")
+    text: str | None = Field(
+        None,
+        max_length=200,
+        validation_alias=AliasChoices("text", "q"),  # GET /meals's ?q= too
+        description="Description or items contain this.",
+    )
     eaten_from: AwareDatetime | None = Field(None, description="Eaten at or after (ISO 8601).")
     eaten_to: AwareDatetime | None = Field(None, description="Eaten before (ISO 8601).")
     newest_first: bool = Field(False, description="The latest meals first.")

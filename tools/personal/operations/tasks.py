@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any, Literal
 
-from pydantic import AwareDatetime, BaseModel, Field
+from pydantic import AliasChoices, AwareDatetime, BaseModel, Field
 
 from tools.operations import OperationContext
 from tools.personal.format import describe
@@ -47,7 +47,10 @@ def _open() -> list[TaskStatus]:
 class CreateTask(BaseModel):
     title: str = Field(min_length=1, max_length=200, description="What to do.")
     due: str | None = Field(
-        None, max_length=200, description="When it is due: ISO 8601 or words ('next Friday at 9')."
+        None,
+        max_length=200,
+        validation_alias=AliasChoices("due_at", "due"),  # POST /tasks's name first
+        description="When it is due: ISO 8601 or words ('next Friday at 9').",
     )
     priority: Priority = "normal"
     tags: list[str] = Field(default_factory=list, max_length=MAX_TAGS)
@@ -84,11 +87,21 @@ class ListTasks(BaseModel):
     )
     overdue: bool = Field(False, description="Only tasks whose due time has passed.")
     min_priority: Priority | None = None
-    tags: list[str] | None = Field(None, max_length=MAX_TAGS, description="Has all these tags.")
+    tags: list[str] | None = Field(
+        None,
+        max_length=MAX_TAGS,
+        validation_alias=AliasChoices("tags", "tag"),  # GET /tasks's ?tag= too
+        description="Has all these tags.",
+    )
     completed: str | None = Field(
         None, max_length=100, description="Completed within a period ('yesterday', 'this week')."
     )
-    text: str | None = Field(None, max_length=200, description="Title or notes contain this.")
+    text: str | None = Field(
+        None,
+        max_length=200,
+        validation_alias=AliasChoices("text", "q"),  # GET /tasks's ?q= too
+        description="Title or notes contain this.",
+    )
     due_from: AwareDatetime | None = Field(None, description="Due at or after (ISO 8601).")
     due_to: AwareDatetime | None = Field(None, description="Due before (ISO 8601).")
     limit: Limit = 20
@@ -146,13 +159,18 @@ class UpdateTask(TaskRef):
     """The fields given are changed (an empty ``due`` clears the due time)."""
 
     title: str | None = Field(None, min_length=1, max_length=200)
-    due: str | None = Field(None, max_length=200, description="New due time (ISO or words).")
+    due: str | None = Field(
+        None,
+        max_length=200,
+        validation_alias=AliasChoices("due_at", "due"),  # PATCH /tasks/{id}'s name first
+        description="New due time (ISO or words).",
+    )
     priority: Priority | None = None
     status: TaskStatus | None = None
     tags: list[str] | None = Field(None, max_length=MAX_TAGS)
     notes: str | None = Field(None, max_length=4000)
-    clear: list[Literal["due", "title", "priority", "status", "tags", "notes"]] = Field(
-        default_factory=list, max_length=6, description="Fields to empty, e.g. ['due']."
+    clear: list[Literal["due", "due_at", "title", "priority", "status", "tags", "notes"]] = Field(
+        default_factory=list, max_length=6, description="Fields to empty, e.g. ['due_at']."
     )
 
 
