@@ -28,7 +28,7 @@ from langchain_core.messages import HumanMessage
 from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from agents.analytics.spec import AnalyticsRequest
+from agents.analytics.nodes import AnalyticsRequest
 from app.routers.analytics import answer_query
 from app.routers.chat import ChatMessage, answer_turn
 from app.security import Caller
