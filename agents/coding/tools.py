@@ -94,7 +94,9 @@ def runtime_error_text(output: TestCodeOutput) -> str | None:
     """The state's `runtime_error` of a failed run: type, message, traceback."""
     if output.success:
         return None
-    text = f"{output.error_type or 'Error'}: {output.error or ''}".strip()
+    # a blank message still reads "Kind: ..." (the fix loop and the model look for the kind)
+    message = (output.error or "").strip() or "(no message)"
+    text = f"{output.error_type or 'Error'}: {message}"
     if output.traceback:
         text += "\n\n" + output.traceback.strip()
     return text

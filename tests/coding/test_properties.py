@@ -17,7 +17,7 @@ from typing import Any
 import httpx
 import numpy as np
 import pandas as pd
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from hypothesis.extra import pandas as hpd
@@ -136,6 +136,7 @@ def test_sandbox_results_are_json_safe(sandbox: Sandbox, columns: dict[str, list
     max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(kind=st.sampled_from(EXCEPTIONS), message=MESSAGES)
+@example(kind="ValueError", message=" ")  # a blank message once lost the ": " after the kind
 def test_any_raised_exception_appears_in_runtime_error(
     sandbox: Sandbox, kind: str, message: str
 ) -> None:
