@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from pydantic.json_schema import SkipJsonSchema
 
 if TYPE_CHECKING:
-    from langchain_core.tools import BaseTool, StructuredTool
+    from langchain_core.tools import StructuredTool
 
 T = TypeVar("T")
 In = TypeVar("In", bound=BaseModel)
@@ -252,9 +252,3 @@ class OperationRegistry:
 
     def of(self, capability: str) -> list[Operation[Any, Any]]:
         return [op for op in self._ops.values() if op.capability == capability]
-
-    def tools(
-        self, capability: str, context_of: Callable[[Any], OperationContext]
-    ) -> list[BaseTool]:
-        """A capability's operations as agent tools."""
-        return [op.as_tool(context_of) for op in self.of(capability)]
