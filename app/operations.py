@@ -17,9 +17,13 @@ from app.services import Services, ServicesDep
 from tools.operations import OperationContext
 
 
-def context_for(caller: Caller, services: Services, timezone: str = "UTC") -> OperationContext:
-    """The operation context of an API caller: its owner, the process's engines."""
-    return OperationContext(owner=caller.owner, engines=services.agents, timezone=timezone)
+def context_for(
+    caller: Caller, services: Services, timezone: str | None = None
+) -> OperationContext:
+    """The operation context of an API caller: its owner, the process's engines, and the zone
+    dates in words are read in (default PERSONAL_TIMEZONE, as for the personal agents)."""
+    zone = timezone or services.settings.personal.timezone
+    return OperationContext(owner=caller.owner, engines=services.agents, timezone=zone)
 
 
 def _context(caller: CallerDep, services: ServicesDep) -> OperationContext:

@@ -234,7 +234,7 @@ def _item_routes(spec: ItemRoutes) -> None:
         except ValueError as exc:
             raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from None
         services = kw["services"]
-        ctx = context_for(kw["who"], services, zone or services.settings.personal.timezone)
+        ctx = context_for(kw["who"], services, zone)
         return await _call(spec.create, ctx, **_arguments(spec, kw["body"], change=False))
 
     async def get(**kw: Any) -> Any:

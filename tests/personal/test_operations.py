@@ -11,6 +11,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from agents.personal.context import PersonalContext
+from app.operations import context_for
+from app.security import Caller
 from config import Settings
 from main import create_app
 from tests.personal.test_tools import call
@@ -105,3 +107,21 @@ def test_a_result_is_the_same_as_a_tool_and_as_a_route(
     assert http.get(f"/tasks/{done['id']}", headers=key).json() == done
     moved = http.patch(f"/tasks/{done['id']}", json={"priority": "high"}, headers=key).json()
     assert tool("list_tasks", status=["done"]).artifact["items"] == [moved]
+
+
+def test_a_route_or_mcp_call_reads_dates_with_the_settings_zone_and_hour(
+    make_settings: Callable[..., Settings],
+) -> None:
+    """Outside an agent (a route, an MCP call) nobody pins the zone or the hour a bare date
+    means: they are PERSONAL_TIMEZONE and PERSONAL_DEFAULT_HOUR, as in the agents."""
+    settings = make_settings(personal_timezone="Europe/Berlin", personal_default_hour=7)
+    with TestClient(create_app(settings)) as test_client:
+        services: Any = test_client.app.state.services  # type: ignore[attr-defined]
+        ctx = context_for(Caller(owner=f"tz-{uuid.uuid4().hex}", client="test"), services)
+        assert ctx.timezone == "Europe/Berlin"
+        create = services.operations.get("create_task")
+        task = test_client.portal.call(
+            create, ctx, {"title": "file taxes", "due": "March 14, 2030"}
+        )  # type: ignore[union-attr]
+    due = task.due_at
+    assert (due.hour, due.utcoffset().total_seconds()) == (7, 3600)

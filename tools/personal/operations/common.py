@@ -106,7 +106,8 @@ def moment(value: str | None, ctx: OperationContext, prefer: Prefer = "future") 
     """A date argument (ISO 8601 or words) as an aware datetime, or None."""
     if value is None or not value.strip():
         return None
-    hour = int(ctx.extra.get("default_hour", 9))
+    # an agent pins the hour it was built with; a route or MCP call takes the setting's
+    hour = int(ctx.extra.get("default_hour", engine(ctx).limits.default_hour))
     return parse_datetime(value, tz=ctx.timezone, now=clock(ctx), prefer=prefer, default_hour=hour)
 
 
