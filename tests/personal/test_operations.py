@@ -120,8 +120,7 @@ def test_a_route_or_mcp_call_reads_dates_with_the_settings_zone_and_hour(
         ctx = context_for(Caller(owner=f"tz-{uuid.uuid4().hex}", client="test"), services)
         assert ctx.timezone == "Europe/Berlin"
         create = services.operations.get("create_task")
-        task = test_client.portal.call(
-            create, ctx, {"title": "file taxes", "due": "March 14, 2030"}
-        )  # type: ignore[union-attr]
+        portal: Any = test_client.portal
+        task = portal.call(create, ctx, {"title": "file taxes", "due": "March 14, 2030"})
     due = task.due_at
     assert (due.hour, due.utcoffset().total_seconds()) == (7, 3600)
