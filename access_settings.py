@@ -114,14 +114,23 @@ class QuotaSettings(SettingsGroup):
         1000,
         ge=1,
         le=1_000_000,
-        description="Pages of one PDF that ingestion reads (a longer PDF is that file's error).",
+        description="Pages of one PDF (slides of a .pptx, sheets of a .xlsx) that ingestion "
+        "reads (a longer file is that file's error).",
     )
     max_extracted_chars: int = Field(
         5_000_000,
         ge=1_000,
         le=1_000_000_000,
-        description="Characters of text extracted from one PDF (a compressed PDF can hold far "
-        "more text than its bytes); above it the file is refused with its own error.",
+        description="Characters of text extracted from one PDF, .docx, .pptx, .xlsx, .csv or "
+        ".json (a compressed file can hold far more text than its bytes); above it the file is "
+        "refused with its own error.",
+    )
+    max_uncompressed_bytes: int = Field(
+        200 * 1024 * 1024,
+        ge=1024,
+        le=1 << 34,
+        description="Uncompressed bytes of one .docx, .pptx or .xlsx (a zip), summed from its "
+        "zip directory before anything is inflated: a zip bomb is that file's error.",
     )
     ingest_workers: int = Field(
         1,

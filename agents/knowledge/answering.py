@@ -19,6 +19,7 @@ from agents.contract.context import RunContext, services_of
 from agents.contract.fallbacks import model_or_offline
 from agents.contract.state import AgentAnswer
 from agents.knowledge import llm
+from agents.knowledge.citations import Citation, source_key
 from agents.knowledge.common import (
     asked_query,
     citation_data,
@@ -30,7 +31,6 @@ from agents.knowledge.common import (
 from agents.knowledge.edges import retry_blocked
 from agents.knowledge.extractive import (
     NO_ANSWER,
-    Citation,
     ResponseGrade,
     extractive_answer,
     grade_response,
@@ -190,12 +190,14 @@ async def generate_answer(state: KnowledgeState, runtime: Runtime[RunContext]) -
 
 def _sources_by_number(state: Mapping[str, Any]) -> list[Citation]:
     """The cited sources with their full retrieved text, rebuilt from the documents."""
-    by_doc: dict[str, list[str]] = {}
+    by_source: dict[tuple[str, str | None], list[str]] = {}
     for hit in hits_from(state.get("documents") or []):
-        by_doc.setdefault(hit.document_id, []).append(hit.text)
+        by_source.setdefault(source_key(hit), []).append(hit.text)
     return [
         Citation(c["number"], c["document_id"], c["title"], c["source"], c["chunk_id"],
-                 "\n\n".join(by_doc.get(c["document_id"], [c.get("snippet", "")])))
+                 "\n\n".join(by_source.get((c["document_id"], c.get("page")),
+                                             [c.get("snippet", "")])),
+                 c.get("page"))
         for c in state.get("citations") or []
     ]  # fmt: skip
 

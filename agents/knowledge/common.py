@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from agents.contract.context import AgentServices
-from agents.knowledge.extractive import Citation
+from agents.knowledge.citations import Citation, source_key
 from agents.knowledge.state import EffectiveOptions, KnowledgeOptions, TraceEntry
 from tools.knowledge.store import KnowledgeStore
 from tools.knowledge.types import SearchHit
@@ -72,25 +72,28 @@ def trace(stage: str, method: str, note: str) -> TraceEntry:
 
 
 def number_sources(hits: Sequence[SearchHit]) -> list[Citation]:
-    """One numbered source per document, in rank order; its text is every retrieved chunk of
-    that document (so ``[n]`` backs any sentence taken from any of them)."""
+    """One numbered source per document (per page of a paged document), in rank order; its
+    text is every retrieved chunk of it (so ``[n]`` backs any sentence taken from any of them)."""
     citations: list[Citation] = []
-    texts: dict[str, list[str]] = {}
-    best: dict[str, SearchHit] = {}
+    texts: dict[tuple[str, str | None], list[str]] = {}
+    best: dict[tuple[str, str | None], SearchHit] = {}
     for hit in hits:
-        if hit.document_id not in best:
-            best[hit.document_id] = hit
-            texts[hit.document_id] = []
-        if hit.text not in texts[hit.document_id]:
-            texts[hit.document_id].append(hit.text)
-    for number, (doc_id, hit) in enumerate(best.items(), start=1):
-        text = "\n\n".join(texts[doc_id])
-        citations.append(Citation(number, doc_id, hit.title, hit.source, hit.chunk_id, text))
+        key = source_key(hit)
+        if key not in best:
+            best[key] = hit
+            texts[key] = []
+        if hit.text not in texts[key]:
+            texts[key].append(hit.text)
+    for number, (key, hit) in enumerate(best.items(), start=1):
+        text = "\n\n".join(texts[key])
+        citations.append(
+            Citation(number, hit.document_id, hit.title, hit.source, hit.chunk_id, text, key[1])
+        )
     return citations
 
 
 def citation_data(citation: Citation) -> dict[str, Any]:
-    """A citation as state / API data: number, title, source, ids and a snippet."""
+    """A citation as state / API data: number, title, source, page, ids and a snippet."""
     snippet = " ".join(citation.text.split())
     if len(snippet) > SNIPPET_CHARS:
         snippet = snippet[: SNIPPET_CHARS - 1].rsplit(" ", 1)[0] + "…"
@@ -98,6 +101,7 @@ def citation_data(citation: Citation) -> dict[str, Any]:
         "number": citation.number,
         "title": citation.title,
         "source": citation.source,
+        "page": citation.page,
         "document_id": citation.document_id,
         "chunk_id": citation.chunk_id,
         "snippet": snippet,
@@ -105,6 +109,6 @@ def citation_data(citation: Citation) -> dict[str, Any]:
 
 
 def sources_listing(citations: Sequence[Citation]) -> str:
-    """The ``Sources:`` block appended to an answer: ``[n] Title (source)`` per line."""
-    lines = "\n".join(f"[{c.number}] {c.title} ({c.source})" for c in citations)
+    """The ``Sources:`` block appended to an answer: ``[n] Title (source[, p. N])`` per line."""
+    lines = "\n".join(f"[{c.number}] {c.label}" for c in citations)
     return f"Sources:\n{lines}"

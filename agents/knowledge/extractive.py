@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
+from agents.knowledge.citations import Citation, source_key
 from agents.knowledge.passages import LIST_ITEM, Passage, split_passages
 from agents.knowledge.strategies import Hit
 from agents.knowledge.text import (
@@ -26,21 +27,6 @@ from agents.knowledge.text import (
 )
 
 # --- generate_answer: extractive with citations ---------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Citation:
-    """A numbered source: ``[number]`` in the answer text refers to it.
-
-    ``text`` is all retrieved text of the document (its chunks in rank order); ``chunk_id`` is
-    its best chunk."""
-
-    number: int
-    document_id: str
-    title: str
-    source: str
-    chunk_id: str
-    text: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,28 +144,30 @@ def extractive_answer(
         chosen.append((score, candidate))
         used += size
     chosen.sort(key=lambda item: (item[1].rank, item[1].passage.position))
-    numbers: dict[str, int] = {}
+    numbers: dict[tuple[str, str | None], int] = {}
     citations: list[Citation] = []
     parts: list[AnswerSentence] = []
-    # One number per document; its source text is every retrieved chunk of that document, so
-    # passages from two sections of one document are backed by the same citation.
-    doc_text: dict[str, list[str]] = {}
+    # One number per document (per page of a paged one); its source text is every retrieved
+    # chunk of it, so passages from two sections of one page are backed by the same citation.
+    doc_text: dict[tuple[str, str | None], list[str]] = {}
     for h in hits:
-        if h.text not in doc_text.setdefault(h.document_id, []):
-            doc_text[h.document_id].append(h.text)
+        texts = doc_text.setdefault(source_key(h), [])
+        if h.text not in texts:
+            texts.append(h.text)
     for score, candidate in chosen:
         hit = hits[candidate.rank]
-        if hit.document_id not in numbers:
-            numbers[hit.document_id] = len(numbers) + 1
+        key = source_key(hit)
+        if key not in numbers:
+            numbers[key] = len(numbers) + 1
             citations.append(
-                Citation(numbers[hit.document_id], hit.document_id, hit.title, hit.source,
-                         hit.chunk_id, "\n\n".join(doc_text[hit.document_id]))
+                Citation(numbers[key], hit.document_id, hit.title, hit.source, hit.chunk_id,
+                         "\n\n".join(doc_text[key]), key[1])
             )  # fmt: skip
-        number = numbers[hit.document_id]
+        number = numbers[key]
         text = _render(candidate.passage, number, candidate.source)
         parts.append(AnswerSentence(text, number, round(score, 4)))
     body = _join(parts, [c.passage for _, c in chosen])
-    listing = "\n".join(f"[{c.number}] {c.title} ({c.source})" for c in citations)
+    listing = "\n".join(f"[{c.number}] {c.label}" for c in citations)
     return ExtractiveAnswer(f"{body}\n\nSources:\n{listing}", citations, parts)
 
 
@@ -203,10 +191,12 @@ def _candidates(hits: Sequence[Hit]) -> list[_Candidate]:
 
 def _joined(hits: Sequence[Hit]) -> list[tuple[int, str, Hit]]:
     """``(rank, text, first hit)`` per run of consecutive chunks of one document (by
-    ``chunk_index``), ranked by the run's best hit, in rank order."""
-    by_document: dict[str, list[int]] = {}
+    ``chunk_index``; of one page, in a paged document), ranked by the run's best hit, in rank
+    order."""
+    by_document: dict[tuple[str, str | None], list[int]] = {}
     for rank, hit in enumerate(hits):
-        by_document.setdefault(hit.document_id, []).append(rank)
+        # a page's chunks join only each other: a passage then lies on its hit's page
+        by_document.setdefault(source_key(hit), []).append(rank)
     joined: list[tuple[int, str, Hit]] = []
     for ranks in by_document.values():
         ranks.sort(key=lambda r: _index(hits[r]))

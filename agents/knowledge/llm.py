@@ -16,7 +16,8 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
 from agents.knowledge import prompts
-from agents.knowledge.extractive import Citation, ResponseGrade
+from agents.knowledge.citations import Citation
+from agents.knowledge.extractive import ResponseGrade
 from agents.knowledge.strategies import QueryEvaluation
 from tools.providers.chat_models import message_text
 
@@ -69,10 +70,8 @@ def clamp(value: float, low: float = 0.0, high: float = 1.0) -> float:
 
 
 def numbered_sources(citations: Sequence[Citation]) -> str:
-    """The sources block: ``[n] Title (source)`` then the text, per citation."""
-    return "\n\n".join(
-        f"[{c.number}] {c.title} ({c.source})\n{c.text[:MAX_SOURCE_CHARS]}" for c in citations
-    )
+    """The sources block: ``[n] Title (source[, p. N])`` then the text, per citation."""
+    return "\n\n".join(f"[{c.number}] {c.label}\n{c.text[:MAX_SOURCE_CHARS]}" for c in citations)
 
 
 async def _structured(model: BaseChatModel, schema: type[M], messages: list[BaseMessage]) -> M:

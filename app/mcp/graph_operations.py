@@ -142,6 +142,9 @@ class Citation(BaseModel):
     number: int
     title: str
     source: str
+    page: str | None = Field(
+        None, description="The PDF page number, slide number or sheet name cited (if any)."
+    )
     document_id: str | None = None
     chunk_id: str | None = None
     snippet: str = ""

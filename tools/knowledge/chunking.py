@@ -11,6 +11,9 @@ Rules, in order:
 2. Inside a section, paragraphs (blank-line separated) are packed greedily up to ``chunk_size``
    characters. A paragraph is only split when it alone is longer than ``chunk_size``: first at
    sentence ends, then at word boundaries, and a single word longer than the limit is cut hard.
+   A page break (``pages``: a PDF page, a slide, a sheet) also opens a new section, which keeps
+   the heading in force but carries the new page: a chunk never spans two pages, and each chunk
+   knows the page it came from.
 3. Consecutive chunks of one section overlap by at most ``chunk_overlap`` characters: the next
    chunk starts at the earliest sentence start (else word start) inside the last
    ``chunk_overlap`` characters of the previous one, as long as its first piece still fits.
@@ -19,6 +22,7 @@ Rules, in order:
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 _FENCE = re.compile(r"^\s{0,3}(```|~~~)")
@@ -31,13 +35,15 @@ _WORD = re.compile(r"\S+")
 
 @dataclass(frozen=True, slots=True)
 class Chunk:
-    """One chunk: ``text == source[start:end]``; ``heading`` is its section's heading line."""
+    """One chunk: ``text == source[start:end]``; ``heading`` is its section's heading line,
+    ``page`` the label of the page it lies on (None for a text without pages)."""
 
     index: int
     start: int
     end: int
     text: str
     heading: str | None
+    page: str | None = None
 
 
 def _line_spans(text: str) -> list[tuple[int, int]]:
@@ -155,10 +161,18 @@ def _overlap_start(
     return None
 
 
-def chunk_text(text: str, chunk_size: int, chunk_overlap: int) -> list[Chunk]:
+def chunk_text(
+    text: str,
+    chunk_size: int,
+    chunk_overlap: int,
+    *,
+    pages: Sequence[tuple[int, str]] = (),
+) -> list[Chunk]:
     """Split ``text`` into :class:`Chunk` spans (see the module docstring for the rules).
 
-    Raises ValueError when the sizes are inconsistent (overlap must be smaller than the size).
+    ``pages`` are ``(offset, label)`` where each page starts, in order (text before the first
+    one has no page). Raises ValueError when the sizes are inconsistent (overlap must be
+    smaller than the size).
     """
     if chunk_size < 1:
         raise ValueError(f"chunk_size must be >= 1, got {chunk_size}")
@@ -167,11 +181,16 @@ def chunk_text(text: str, chunk_size: int, chunk_overlap: int) -> list[Chunk]:
             f"chunk_overlap must be in [0, chunk_size), got {chunk_overlap} with size {chunk_size}"
         )
     heads = heading_starts(text)
-    bounds = [0] + [pos for pos, _ in heads if pos > 0] + [len(text)]
-    titles: dict[int, str | None] = {0: None} | {pos: title for pos, title in heads}
+    page_at = {pos: label for pos, label in pages if 0 <= pos < len(text)}
+    bounds = sorted({0, len(text), *(pos for pos, _ in heads), *page_at})
+    titles: dict[int, str | None] = {pos: title for pos, title in heads}
     chunks: list[Chunk] = []
+    heading: str | None = None
+    page: str | None = None
     for sec_start, sec_end in zip(bounds, bounds[1:], strict=False):
-        heading = titles.get(sec_start)
+        page = page_at.get(sec_start, page)
+        # a page break continues the section above it: its heading stays in force
+        heading = titles.get(sec_start, heading)
         pieces = _pieces(text, sec_start, sec_end, chunk_size)
         cur_start: int | None = None
         for i, (piece_start, piece_end) in enumerate(pieces):
@@ -180,7 +199,7 @@ def chunk_text(text: str, chunk_size: int, chunk_overlap: int) -> list[Chunk]:
             nxt = pieces[i + 1] if i + 1 < len(pieces) else None
             if nxt is not None and nxt[1] - cur_start <= chunk_size:
                 continue  # the next piece still fits: keep packing
-            chunks.append(_make(text, len(chunks), cur_start, piece_end, heading))
+            chunks.append(_make(text, len(chunks), cur_start, piece_end, heading, page))
             cur_start = (
                 None
                 if nxt is None
@@ -189,5 +208,9 @@ def chunk_text(text: str, chunk_size: int, chunk_overlap: int) -> list[Chunk]:
     return chunks
 
 
-def _make(text: str, index: int, start: int, end: int, heading: str | None) -> Chunk:
-    return Chunk(index=index, start=start, end=end, text=text[start:end], heading=heading)
+def _make(
+    text: str, index: int, start: int, end: int, heading: str | None, page: str | None
+) -> Chunk:
+    return Chunk(
+        index=index, start=start, end=end, text=text[start:end], heading=heading, page=page
+    )

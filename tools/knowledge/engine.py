@@ -64,6 +64,8 @@ class ChunkWrite:
     text: str
     terms: Counter[str]
     length: int
+    #: The page (PDF page number, slide number, sheet name) the chunk lies on, if any.
+    page: str | None = None
 
 
 @dataclass(slots=True)
@@ -234,7 +236,8 @@ class KnowledgeEngine:
         cosine = "1 - (c.embedding <=> %(v)s::vector)" if query_vector is not None else "NULL"
         rows = self._rows(
             "SELECT c.chunk_id::text, c.document_id::text, d.title, d.source, d.external_id,"
-            f" c.chunk_index, c.heading, c.start_pos, c.end_pos, c.text, c.version, {cosine}"
+            " c.chunk_index, c.heading, c.start_pos, c.end_pos, c.text, c.version, c.page,"
+            f" {cosine}"
             " FROM knowledge.chunks c JOIN knowledge.documents d"
             " ON d.kb = c.kb AND d.owner = c.owner AND d.document_id = c.document_id"
             " WHERE c.kb = %(kb)s AND c.owner = %(owner)s AND c.chunk_id = ANY(%(ids)s::uuid[])",
@@ -246,7 +249,7 @@ class KnowledgeEngine:
             },
         )
         keys = ("document_id", "title", "source", "external_id", "chunk_index", "heading",
-                "start", "end", "text", "version", "cosine")  # fmt: skip
+                "start", "end", "text", "version", "page", "cosine")  # fmt: skip
         return {r[0]: dict(zip(keys, r[1:], strict=True)) for r in rows}
 
     # --- registry ------------------------------------------------------------------------
@@ -331,7 +334,7 @@ class KnowledgeEngine:
             added_length = 0
             with cur.copy(
                 "COPY knowledge.chunks (id, kb, owner, document_id, chunk_id, version,"
-                " chunk_index, heading, start_pos, end_pos, text, length, embedding)"
+                " chunk_index, heading, start_pos, end_pos, text, length, embedding, page)"
                 " FROM STDIN"
             ) as copy:
                 for doc in docs:
@@ -342,7 +345,7 @@ class KnowledgeEngine:
                         copy.write_row((
                             cid, self.kb, owner, doc.document_id, chunk.chunk_id, version,
                             chunk.index, chunk.heading, chunk.start, chunk.end, chunk.text,
-                            chunk.length, vector_literal(vector),
+                            chunk.length, vector_literal(vector), chunk.page,
                         ))  # fmt: skip
                         postings.extend(
                             (self.kb, owner, term, cid, tf, chunk.length)

@@ -34,7 +34,8 @@ from tools.providers.embeddings import embed_matrix
 log = logging.getLogger(__name__)
 
 #: Bump when the chunker's rules change, so existing documents are re-chunked on re-ingestion.
-CHUNKER_REVISION = "1"
+#: 2: chunks keep their page (a PDF indexed before carried none).
+CHUNKER_REVISION = "2"
 _CHUNK_NAMESPACE = uuid.UUID("0d7c5e0a-3f43-4d7a-b0f8-f0b7e51c2a90")
 
 
@@ -47,6 +48,13 @@ def index_signature(model: str, dimension: int, chunk_size: int, chunk_overlap: 
     """Hash of the settings that shape chunks and vectors."""
     raw = f"{model}|{dimension}|{chunk_size}|{chunk_overlap}|{CHUNKER_REVISION}"
     return hashlib.sha256(raw.encode()).hexdigest()[:16]
+
+
+def chunk_document(doc: LoadedDocument, chunk_size: int, chunk_overlap: int) -> list[Chunk]:
+    """The chunks of a loaded document: per page section when it has pages, and whole records
+    without overlap when it is made of records (table rows), so no chunk starts mid-row."""
+    overlap = 0 if doc.records else chunk_overlap
+    return chunk_text(doc.text, chunk_size, overlap, pages=doc.pages)
 
 
 def chunk_id(document_id: str, version: str, index: int) -> str:
@@ -137,7 +145,7 @@ class Indexer:
             if previous is not None and previous.get("version") == version:
                 outcome.chunks = int(previous.get("chunk_count", 0))
                 continue
-            chunks = chunk_text(doc.text, self.chunk_size, self.chunk_overlap)
+            chunks = chunk_document(doc, self.chunk_size, self.chunk_overlap)
             if not chunks:
                 outcome.status = "error"
                 outcome.error = "no indexable text after chunking"
@@ -188,7 +196,7 @@ class Indexer:
                 chunks.append(
                     ChunkWrite(
                         chunk_id(p.doc_id, p.version, chunk.index), chunk.index, chunk.heading,
-                        chunk.start, chunk.end, chunk.text, terms, length,
+                        chunk.start, chunk.end, chunk.text, terms, length, chunk.page,
                     )
                 )  # fmt: skip
             row = {

@@ -1,7 +1,10 @@
-"""Document loaders: .md, .txt, .rst, .html, .pdf, and BEIR-style .jsonl (one document per line).
+"""Document loaders: .md, .txt, .rst, .html, .pdf, BEIR-style .jsonl (one document per line),
+and through `tools.knowledge.office` .docx, .pptx, .xlsx, .csv and .json.
 
 Every loader works on bytes (so uploads and files share one path) and returns plain text in which
 headings are kept as Markdown-style lines, so the chunker can start a new chunk at each heading.
+A paged format (PDF pages, PPTX slides, XLSX sheets) also says where each page starts in that
+text (`LoadedDocument.pages`), so no chunk spans two pages and every chunk knows its page.
 Bad input raises `LoaderError` with a message that says what is wrong and how to fix it; the
 ingestion layer turns it into a per-file error and carries on with the other files.
 """
@@ -21,7 +24,9 @@ from tools.knowledge.chunking import heading_starts
 
 TEXT_SUFFIXES = frozenset({".md", ".markdown", ".txt", ".rst"})
 HTML_SUFFIXES = frozenset({".html", ".htm"})
-SUPPORTED_SUFFIXES = TEXT_SUFFIXES | HTML_SUFFIXES | {".pdf", ".jsonl"}
+#: Loaded by `tools.knowledge.office`.
+OFFICE_SUFFIXES = frozenset({".docx", ".pptx", ".xlsx", ".csv", ".json"})
+SUPPORTED_SUFFIXES = TEXT_SUFFIXES | HTML_SUFFIXES | OFFICE_SUFFIXES | {".pdf", ".jsonl"}
 
 #: Namespace of document ids: uuid5(namespace, document key) is stable across runs and machines.
 DOCUMENT_NAMESPACE = uuid.UUID("5b0c2f0e-4f39-4c55-9a53-6d0f2b1c7a11")
@@ -52,10 +57,15 @@ class LoadLimits:
     #: Documents this file may still add to its upload (MAX_DOCUMENTS_PER_UPLOAD less those
     #: of the upload's earlier files); loading stops at one past it.
     max_documents: int | None = None
-    #: Pages of a PDF (MAX_PDF_PAGES), checked before any page is extracted.
+    #: Pages of a PDF, slides of a .pptx, sheets of a .xlsx (MAX_PDF_PAGES), checked before
+    #: any page is extracted.
     max_pdf_pages: int | None = None
-    #: Characters extracted from a PDF (MAX_EXTRACTED_CHARS), checked page by page.
+    #: Characters extracted from a PDF, .docx, .pptx, .xlsx, .csv or .json
+    #: (MAX_EXTRACTED_CHARS), checked as the text is extracted.
     max_extracted_chars: int | None = None
+    #: Uncompressed bytes of a zip-based office file (.docx, .pptx, .xlsx;
+    #: MAX_UNCOMPRESSED_BYTES), checked from its zip directory before anything is inflated.
+    max_uncompressed_bytes: int | None = None
 
 
 def too_many_documents(name: str, limit: int) -> IngestLimitExceeded:
@@ -78,6 +88,12 @@ class LoadedDocument:
     source: str
     external_id: str | None = None
     metadata: dict[str, str] = field(default_factory=dict)
+    #: ``(offset in text, page label)`` where each page starts, in order: the PDF page number,
+    #: the slide number, the sheet name; empty for formats without pages.
+    pages: list[tuple[int, str]] = field(default_factory=list)
+    #: The text is whole records (table rows) separated by blank lines: chunks hold whole
+    #: records and do not overlap, so no chunk starts in the middle of a row.
+    records: bool = False
 
     @property
     def document_id(self) -> str:
@@ -114,8 +130,9 @@ def decode_text(data: bytes, name: str) -> str:
     head = data[:8192]
     if b"\x00" in head:
         raise LoaderError(
-            f"{name}: looks binary (NUL bytes), not text; ingest .md, .txt, .rst, .html, .pdf "
-            "or .jsonl files"
+            f"{name}: looks binary (NUL bytes), not text; ingest "
+            + ", ".join(sorted(SUPPORTED_SUFFIXES))
+            + " files"
         )
     try:
         return data.decode("utf-8-sig")
@@ -219,13 +236,33 @@ def load_pdf(data: bytes, name: str, source: str, limits: LoadLimits | None = No
         raise LoaderError(
             f"{name}: not a readable PDF ({exc}); check the file is complete"
         ) from exc
-    text = normalise_text("\n\n".join(pages))
+    text, starts = join_pages([(str(number), page) for number, page in enumerate(pages, 1)])
     if not text:
         raise LoaderError(
             f"{name}: the PDF has no text layer (scanned images?); run OCR on it first"
         )
     title = str(meta_title).strip() or Path(name).stem
-    return LoadResult([LoadedDocument(key=source, title=title, text=text, source=source)])
+    return LoadResult(
+        [LoadedDocument(key=source, title=title, text=text, source=source, pages=starts)]
+    )
+
+
+def join_pages(pages: Iterable[tuple[str, str]]) -> tuple[str, list[tuple[int, str]]]:
+    """One text of ``(label, page text)`` pages, normalised page by page and separated by blank
+    lines, with the offset where each non-empty page starts (blank pages are left out)."""
+    parts: list[str] = []
+    starts: list[tuple[int, str]] = []
+    offset = 0
+    for label, page in pages:
+        body = normalise_text(page)
+        if not body:
+            continue
+        if parts:
+            offset += 2  # the "\n\n" before this page
+        starts.append((offset, label))
+        parts.append(body)
+        offset += len(body)
+    return "\n\n".join(parts), starts
 
 
 def load_jsonl(data: bytes, name: str, source: str, max_documents: int | None = None) -> LoadResult:
@@ -298,6 +335,11 @@ def load_bytes(
         return load_pdf(data, name, src, limits)
     if suffix == ".jsonl":
         return load_jsonl(data, name, src, limits.max_documents if limits else None)
+    if suffix in OFFICE_SUFFIXES:
+        # imported here: the office loaders build on this module's types
+        from tools.knowledge.office import load_office
+
+        return load_office(suffix, data, name, src, limits or LoadLimits())
     raise LoaderError(
         f"{name}: unsupported file type {suffix or '(none)'!r}; supported: "
         + ", ".join(sorted(SUPPORTED_SUFFIXES))

@@ -222,6 +222,7 @@ class HybridRetriever:
                     lexical_score=lexical.score if lexical else None,
                     external_id=payload.get("external_id"),
                     heading=payload.get("heading"),
+                    page=payload.get("page"),
                 )
             )
         return hits

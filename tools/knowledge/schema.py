@@ -5,7 +5,9 @@
 - ``documents``: the registry, one row per ``(kb, owner, document_id)``. It is written in the
   same transaction as the document's chunks and postings: the commit point of an ingestion.
 - ``chunks``: text, position, payload and the ``vector(D)`` embedding, with an HNSW index
-  (cosine) for the dense leg; ``length`` is the chunk's length in terms (BM25's ``dl``).
+  (cosine) for the dense leg; ``length`` is the chunk's length in terms (BM25's ``dl``);
+  ``page`` the page it came from (PDF page number, slide number, sheet name; NULL for formats
+  without pages), added by ALTER so that a database made before it upgrades in place.
   Deleted with their document (ON DELETE CASCADE).
 - ``postings``: ``(kb, owner, term, chunk) -> tf, dl``: the inverted index the lexical leg
   scores with BM25 in SQL (a covering primary key: one index range per query term).
@@ -52,6 +54,8 @@ def _ddl(dimension: int) -> list[str]:
         " UNIQUE (kb, owner, chunk_id),"
         " FOREIGN KEY (kb, owner, document_id) REFERENCES knowledge.documents"
         " ON DELETE CASCADE)",
+        # databases made before chunks kept their page: upgraded in place (NULL for old rows)
+        "ALTER TABLE knowledge.chunks ADD COLUMN IF NOT EXISTS page text",
         "CREATE INDEX IF NOT EXISTS chunks_document ON knowledge.chunks (kb, owner, document_id)",
         "CREATE INDEX IF NOT EXISTS chunks_embedding ON knowledge.chunks"
         " USING hnsw (embedding vector_cosine_ops)",

@@ -40,10 +40,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from langchain_core.embeddings import Embeddings
 
 from tools.knowledge.analysis import analyze
-from tools.knowledge.chunking import chunk_text
 from tools.knowledge.connect import open_database
 from tools.knowledge.engine import KnowledgeEngine
-from tools.knowledge.ingest import Indexer, lexical_text
+from tools.knowledge.ingest import Indexer, chunk_document, lexical_text
 from tools.knowledge.legacy import import_legacy
 from tools.knowledge.loaders import (
     IngestLimitExceeded,
@@ -214,7 +213,8 @@ class KnowledgeStore:
     async def ingest_paths(
         self, paths: Iterable[str | Path], *, progress: ProgressCallback | None = None
     ) -> IngestReport:
-        """Ingest files and folders (recursively: .md .txt .rst .html .pdf .jsonl).
+        """Ingest files and folders (recursively: .md .txt .rst .html .pdf .jsonl .docx .pptx
+        .xlsx .csv .json).
 
         Every problem is reported per file (missing path, unsupported, binary, empty, not UTF-8,
         above MAX_DOCUMENT_BYTES, unreadable PDF); the other files are still ingested.
@@ -266,6 +266,7 @@ class KnowledgeStore:
             max_documents=max_documents,
             max_pdf_pages=settings.quotas.max_pdf_pages,
             max_extracted_chars=settings.quotas.max_extracted_chars,
+            max_uncompressed_bytes=settings.quotas.max_uncompressed_bytes,
         )
 
     def _admit(self, documents: list[LoadedDocument], prefix: str) -> None:
@@ -275,9 +276,7 @@ class KnowledgeStore:
         chunks = 0
         for doc in documents:
             chunks += len(
-                chunk_text(
-                    doc.text, settings.knowledge.chunk_size, settings.knowledge.chunk_overlap
-                )
+                chunk_document(doc, settings.knowledge.chunk_size, settings.knowledge.chunk_overlap)
             )
             if chunks > settings.quotas.max_chunks_per_upload:
                 raise IngestLimitExceeded(

@@ -184,6 +184,9 @@ class SearchHit:
     rerank_score: float | None = None
     external_id: str | None = None
     heading: str | None = None
+    #: The page the chunk came from: a PDF page number, a slide number, a sheet name (None for
+    #: formats without pages); `page_label` says it for a reader.
+    page: str | None = None
 
     @property
     def score(self) -> float:
@@ -197,6 +200,19 @@ class SearchHit:
         out = asdict(self)
         out["score"] = self.score
         return out
+
+
+def page_label(page: str | None, source: str) -> str:
+    """How a citation names a page: ``slide N`` in a .pptx, ``sheet NAME`` in a .xlsx, else
+    ``p. N`` ("" without a page)."""
+    if not page:
+        return ""
+    suffix = source.rsplit(".", 1)[-1].lower() if "." in source else ""
+    if suffix == "pptx":
+        return f"slide {page}"
+    if suffix == "xlsx":
+        return f"sheet {page}"
+    return f"p. {page}"
 
 
 @dataclass(slots=True)
