@@ -81,7 +81,8 @@ Answer:
 
 EMPTY_KNOWLEDGE_BASE = """\
 I have no documents to answer from yet: the knowledge base is empty, and I will not guess. \
-Add your documents (files or folders: .md, .txt, .rst, .html, .pdf, BEIR-style .jsonl) with \
+Add your documents (files or folders: .md, .txt, .rst, .html, .pdf, .docx, .pptx, .xlsx, .csv, \
+.json, BEIR-style .jsonl) with \
 `python main.py ingest PATH...`, or upload them with `POST /documents`, then ask again."""
 
 LOW_CONFIDENCE = "Low confidence: {reason}."

@@ -87,7 +87,10 @@ def _response_body(report: IngestReport) -> dict[str, Any]:
 
 Uploads = Annotated[
     list[UploadFile],
-    File(description="One or more files: .md, .txt, .rst, .html, .pdf or BEIR .jsonl."),
+    File(
+        description="One or more files: .md, .txt, .rst, .html, .pdf, .docx, .pptx, .xlsx, "
+        ".csv, .json or BEIR .jsonl."
+    ),
 ]
 #: An upload's files in order: a ready error, or the index of its bytes among those to ingest.
 Slots = list[FileResult | int]

@@ -6,6 +6,7 @@ database gains the page column in place."""
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,8 @@ from tests.knowledge.formats import (
     zip_without_parts,
 )
 from tests.support.servers import free_port
+from tools.knowledge.ingest import content_hash
+from tools.knowledge.loaders import load_bytes
 from tools.knowledge.schema import ensure_schema
 from tools.knowledge.store import KnowledgeStore
 from tools.operations import OperationContext
@@ -192,20 +195,38 @@ def test_the_model_free_answer_cites_the_pdf_page_of_the_fact(client: TestClient
     assert f"Sources:\n[1] Harbour guide ({SOURCE}guide.pdf, p. 2)" in answer["answer"]
 
 
-async def test_a_database_made_before_pages_gains_the_column_in_place(
+async def test_a_database_made_before_pages_gains_the_column_and_its_pdfs_their_pages(
     store: KnowledgeStore, knowledge_db: str, tmp_path: Path
 ) -> None:
-    guide = tmp_path / "guide.pdf"
+    guide, notes = tmp_path / "guide.pdf", tmp_path / "notes.md"
     guide.write_bytes(make_pdf(GUIDE_PAGES))
+    notes.write_text("# Notes\n\nThe ferry leaves at noon.\n", encoding="utf-8")
+    assert (await store.ingest_paths([guide, notes])).added == 2
+
+    def old_version(title: str, text: str) -> str:  # the version before pages existed
+        raw = f"{content_hash(title, text)}:{store.indexer.signature}"
+        return hashlib.sha256(raw.encode()).hexdigest()[:32]
+
+    (pdf,) = load_bytes("guide.pdf", guide.read_bytes()).documents
+    (md,) = load_bytes("notes.md", notes.read_bytes()).documents
     with psycopg.connect(knowledge_db, autocommit=True) as conn:
-        ensure_schema(conn, "kb", store.engine.model, store.engine.dimension)
-        conn.execute("ALTER TABLE knowledge.chunks DROP COLUMN page")  # as before pages
+        # as the knowledge base was: no page column, the PDF's version without its pages
+        conn.execute("ALTER TABLE knowledge.chunks DROP COLUMN page")
+        conn.execute(
+            "UPDATE knowledge.documents SET version = %s WHERE source = %s",
+            (old_version(pdf.title, pdf.text), str(guide.resolve())),
+        )
         ensure_schema(conn, "kb", store.engine.model, store.engine.dimension)  # a restart
         found = conn.execute(
             "SELECT data_type FROM information_schema.columns WHERE table_schema = 'knowledge'"
             " AND table_name = 'chunks' AND column_name = 'page'"
         ).fetchone()
+        versions = dict(conn.execute("SELECT source, version FROM knowledge.documents"))
     assert found == ("text",)
-    assert (await store.ingest_paths([guide])).ok
-    result = await store.search("lighthouse lamp replaced", lambda_mult=0.5, top_k=1)
-    assert result.hits[0].page == "2"
+    assert versions[str(notes.resolve())] == old_version(md.title, md.text)  # plain: unchanged
+    query = "lighthouse lamp replaced"
+    assert (await store.search(query, lambda_mult=0.5, top_k=1)).hits[0].page is None
+
+    again = await store.ingest_paths([guide, notes])
+    assert [d.status for f in again.files for d in f.documents] == ["replaced", "unchanged"]
+    assert (await store.search(query, lambda_mult=0.5, top_k=1)).hits[0].page == "2"

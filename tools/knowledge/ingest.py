@@ -34,8 +34,7 @@ from tools.providers.embeddings import embed_matrix
 log = logging.getLogger(__name__)
 
 #: Bump when the chunker's rules change, so existing documents are re-chunked on re-ingestion.
-#: 2: chunks keep their page (a PDF indexed before carried none).
-CHUNKER_REVISION = "2"
+CHUNKER_REVISION = "1"
 _CHUNK_NAMESPACE = uuid.UUID("0d7c5e0a-3f43-4d7a-b0f8-f0b7e51c2a90")
 
 
@@ -55,6 +54,18 @@ def chunk_document(doc: LoadedDocument, chunk_size: int, chunk_overlap: int) -> 
     without overlap when it is made of records (table rows), so no chunk starts mid-row."""
     overlap = 0 if doc.records else chunk_overlap
     return chunk_text(doc.text, chunk_size, overlap, pages=doc.pages)
+
+
+def document_version(doc: LoadedDocument, digest: str, signature: str) -> str:
+    """The version of a document's chunks: its content hash and the index signature, and for a
+    paged or row-based document how it is cut (its page starts, rows). That last part is only
+    hashed when present, so the versions of plain documents are what they were before pages
+    existed (re-ingesting them is still a no-op), while a PDF indexed before chunks kept their
+    page is re-chunked, with pages, the next time it is ingested."""
+    raw = f"{digest}:{signature}"
+    if doc.pages or doc.records:
+        raw += f":pages={doc.pages!r}:records={doc.records}"
+    return hashlib.sha256(raw.encode()).hexdigest()[:32]
 
 
 def chunk_id(document_id: str, version: str, index: int) -> str:
@@ -136,7 +147,7 @@ class Indexer:
         for doc in docs:
             doc_id = doc.document_id
             digest = content_hash(doc.title, doc.text)
-            version = hashlib.sha256(f"{digest}:{self.signature}".encode()).hexdigest()[:32]
+            version = document_version(doc, digest, self.signature)
             previous = existing.get(doc_id)
             outcome = DocumentOutcome(
                 doc_id, doc.title, doc.source, "unchanged", external_id=doc.external_id
