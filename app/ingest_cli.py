@@ -1,10 +1,11 @@
 """``python main.py ingest PATH...``: index files and folders into the knowledge base.
 
 Folders are walked recursively for .md, .txt, .rst, .html, .pdf, BEIR-style .jsonl, .docx,
-.pptx, .xlsx, .csv and .json files; a progress bar runs on stderr, and a per-file summary follows on stdout. Exit status: 0 when every
-file went in, 1 when some failed (the others are still ingested), 2 when the knowledge base could
-not be opened (e.g. DATABASE_URL names a Postgres without pgvector). It runs next to a running
-API, Studio or other ingests on the same DATA_DIR: they all share the one Postgres.
+.pptx, .xlsx, .csv and .json files; a progress bar runs on stderr, and a per-file summary
+follows on stdout. Exit status: 0 when every file went in, 1 when some failed (the others are
+still ingested), 2 when the knowledge base could not be opened (e.g. DATABASE_URL names a
+Postgres without pgvector). It runs next to a running API, Studio or other ingests on the same
+DATA_DIR: they all share the one Postgres.
 """
 
 from __future__ import annotations
