@@ -221,7 +221,8 @@ async def test_a_database_made_before_pages_gains_the_column_and_its_pdfs_their_
             "SELECT data_type FROM information_schema.columns WHERE table_schema = 'knowledge'"
             " AND table_name = 'chunks' AND column_name = 'page'"
         ).fetchone()
-        versions = dict(conn.execute("SELECT source, version FROM knowledge.documents"))
+        rows = conn.execute("SELECT source, version FROM knowledge.documents").fetchall()
+        versions: dict[str, str] = {str(r[0]): str(r[1]) for r in rows}
     assert found == ("text",)
     assert versions[str(notes.resolve())] == old_version(md.title, md.text)  # plain: unchanged
     query = "lighthouse lamp replaced"
