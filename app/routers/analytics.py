@@ -29,8 +29,8 @@ from app.runs.executor import Deadline, RunFailed, execute
 from app.security import CallerDep
 from app.services import Services, ServicesDep
 from graph.state import ChatInput
-from tools.analytics.charts import ChartFormat
 from tools.analytics.chartlinks import LINK_PREFIX, SCOPE_PATTERN
+from tools.analytics.charts import ChartFormat
 from tools.analytics.chartstore import CHART_ID_PATTERN, ChartStore
 
 log = logging.getLogger(__name__)

@@ -47,7 +47,10 @@ def ask_in_a_thread(client: TestClient, key: str, question: str) -> str:
     thread_id = thread.json()["thread_id"]
     run = client.post(
         f"/threads/{thread_id}/runs/wait",
-        json={"assistant_id": "analytics", "input": {"messages": [{"type": "human", "content": question}]}},
+        json={
+            "assistant_id": "analytics",
+            "input": {"messages": [{"type": "human", "content": question}]},
+        },
         headers=headers,
     )
     assert run.status_code == 200, run.text
