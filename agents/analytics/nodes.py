@@ -240,13 +240,15 @@ def chart_alt(chart: ChartConfigOutput) -> str:
 
 
 def with_chart_image(text: str, data: dict[str, Any]) -> str:
-    """The answer text with its chart as a markdown image on the chart's signed link (chat UIs
-    render it; the key-protected URLs cannot be loaded by an <img>)."""
+    """The answer text with its chart as a markdown image on the chart's signed link, linked to
+    itself (chat UIs render it; the key-protected URLs cannot be loaded by an <img>)."""
     raw = data.get("chart")
     if not raw or not raw.get("image_url"):
         return text
     chart = ChartConfigOutput.model_validate(raw)
-    return f"{text}\n\n![{chart_alt(chart)}]({chart.image_url})"
+    # a linked image: agent-chat-ui draws markdown images as small thumbnails, so a click on it
+    # opens the chart at full size
+    return f"{text}\n\n[![{chart_alt(chart)}]({chart.image_url})]({chart.image_url})"
 
 
 def _remember(data: dict[str, Any]) -> dict[str, Any]:

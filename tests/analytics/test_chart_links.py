@@ -71,6 +71,7 @@ def test_the_answer_message_shows_its_chart_without_the_key(keyed_api: TestClien
     # the text description stays for screen readers: the chart in words, with its values
     assert alt.startswith("bar chart:") and "region" in alt.lower() and ":" in alt[12:]
     assert url.startswith(f"{PUBLIC}/analytics/chart-link/")
+    assert f"[![{alt}]({url})]({url})" in content  # a click opens it at full size
     image = keyed_api.get(url, headers={})  # an <img>: no X-API-Key, no Authorization
     assert image.status_code == 200, image.text
     assert image.headers["content-type"] == "image/png" and image.content.startswith(PNG_MAGIC)
