@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
@@ -19,6 +20,7 @@ from fastapi.testclient import TestClient
 from app.api import create_app
 from config import Settings
 from tools.analytics.chartlinks import ChartLinks, link_secret, owner_scope
+from tools.analytics.chartstore import ChartStore
 
 KEYS = ("alice-key", "bob-key")
 PUBLIC = "http://testserver"
@@ -137,3 +139,44 @@ def test_rest_answers_carry_the_signed_link_too(keyed_api: TestClient) -> None:
     chart = body["chart"]
     assert chart["image_url"].startswith(PUBLIC) and chart["url"].startswith("/analytics/chart/")
     assert keyed_api.get(chart["image_url"]).content.startswith(PNG_MAGIC)
+
+
+def test_a_reopened_thread_shows_its_chart_again(keyed_api: TestClient) -> None:
+    """The stored message's link has expired; the owner's read of the thread's state and
+    history (what agent-chat-ui loads on reopening) carries a fresh one."""
+    headers = {"X-API-Key": KEYS[0]}
+    services = keyed_api.app.state.services  # type: ignore[attr-defined]
+    store = services.agents.engine(ChartStore)
+    current = store.links
+    assert current is not None
+    store.links = replace(current, clock=lambda: 1_000_000.0)  # links made long ago
+    try:
+        thread = keyed_api.post("/threads", json={}, headers=headers).json()["thread_id"]
+        question = {"messages": [{"type": "human", "content": "Revenue by make in 2025"}]}
+        run = keyed_api.post(
+            f"/threads/{thread}/runs/wait",
+            json={"assistant_id": "analytics", "input": question},
+            headers=headers,
+        )
+        assert run.status_code == 200, run.text
+    finally:
+        store.links = current
+    stale = IMAGE.findall(run.json()["messages"][-1]["content"])[0][1]
+    assert keyed_api.get(stale).status_code == 403  # expired, as stored
+    state = keyed_api.get(f"/threads/{thread}/state", headers=headers).json()
+    fresh = IMAGE.findall(state["values"]["messages"][-1]["content"])[0][1]
+    assert fresh != stale and keyed_api.get(fresh).content.startswith(PNG_MAGIC)
+    history = keyed_api.post(f"/threads/{thread}/history", json={"limit": 3}, headers=headers)
+    assert stale not in history.text and "/analytics/chart-link/" in history.text
+
+
+def test_only_the_owners_genuine_links_are_signed_again() -> None:
+    links = ChartLinks(b"s" * 32, ttl_seconds=600, base_url=PUBLIC, clock=lambda: 2_000_000.0)
+    old = replace(links, clock=lambda: 1_000_000.0)
+    own = old.url("key-alice", "0123456789abcdef")
+    other = old.url("key-bob", "0123456789abcdef")
+    forged = own.replace("signature=", "signature=x")
+    text = f"![a]({own}) ![b]({other}) ![c]({forged})"
+    refreshed = links.refresh(text, "key-alice")
+    assert own not in refreshed and other in refreshed and forged in refreshed
+    assert links.url("key-alice", "0123456789abcdef") in refreshed

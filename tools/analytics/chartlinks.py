@@ -7,6 +7,11 @@ and an expiry time. The scope is the hash the chart store keys the owner's chart
 the owner id or the key), so a link names exactly one owner's chart, a changed scope, id or
 expiry fails the signature, and an expired link is refused even though its signature is good.
 
+A conversation keeps its messages, and their links expire: when a thread's state or history is
+read by its owner, `ChartLinks.refresh` gives that owner's genuine links a fresh expiry (never
+another owner's, never a forged one), so a reopened thread shows its charts again while they
+are kept (ANALYTICS_CHART_TTL_SECONDS).
+
 The secret is ANALYTICS_CHART_LINK_SECRET, else a random one shared by the replicas on one
 Redis (SET NX) and kept under DATA_DIR, so links survive a restart and an emptied Redis.
 """
@@ -18,6 +23,7 @@ import hashlib
 import hmac
 import logging
 import os
+import re
 import secrets
 import time
 from collections.abc import Callable
@@ -38,6 +44,13 @@ LINK_SECRET_FILE = "analytics-chart-link-secret"
 LINK_PREFIX = "/analytics/chart-link"
 #: The owner scope in a link: the chart store's 24 hex digits.
 SCOPE_PATTERN = r"^[0-9a-f]{24}$"
+
+#: A signed link in a message (with or without the address before the path).
+LINK = re.compile(
+    r"(?:https?://[^\s()<>\[\]]*?)?" + re.escape(LINK_PREFIX) + r"/(?P<scope>[0-9a-f]{24})/"
+    r"(?P<id>[0-9a-f]{16})\.(?P<fmt>png|svg)\?expires=(?P<expires>\d{1,13})&"
+    r"signature=(?P<signature>[A-Za-z0-9_-]{1,100})"
+)
 
 LinkFormat = Literal["png", "svg"]
 Verdict = Literal["ok", "expired", "forged"]
@@ -88,6 +101,21 @@ class ChartLinks:
         if expires < self.clock():
             return "expired"
         return "ok"
+
+    def refresh(self, text: str, owner: str) -> str:
+        """`text` with `owner`'s genuine chart links (expired or not) signed again from now."""
+        scope = owner_scope(owner)
+
+        def fresh(match: re.Match[str]) -> str:
+            fmt = match["fmt"]
+            genuine = self.check(
+                match["scope"], match["id"], fmt, int(match["expires"]), match["signature"]
+            )
+            if match["scope"] != scope or genuine == "forged" or fmt not in ("png", "svg"):
+                return match[0]
+            return self.url_for_scope(scope, match["id"], "png" if fmt == "png" else "svg")
+
+        return LINK.sub(fresh, text)
 
 
 async def link_secret(
