@@ -41,9 +41,10 @@ def _serve(settings: Settings, host: str | None, port: int | None) -> int:
     from tools.providers.chat_models import LLMConfigError, detect_provider
 
     host = host or settings.api.host
+    port = port or settings.api.port
     settings = settings.model_copy(
-        update={"api": settings.api.model_copy(update={"host": host})}
-    )  # the app checks the real bind too
+        update={"api": settings.api.model_copy(update={"host": host, "port": port})}
+    )  # the app checks the real bind too, and chart links name the real port
     refusal = open_door(settings, host)
     if refusal is not None:  # before anything starts: one line, naming the settings
         print(f"Switchyard cannot start: {refusal}", file=sys.stderr)

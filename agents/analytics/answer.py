@@ -30,6 +30,7 @@ from tools.analytics.outputs import (
     RootCauseOutput,
     SQLGeneration,
 )
+from tools.analytics.semantic import sentence_case
 
 Method = Literal["semantic-layer", "model", "agent-sql", "none"]
 
@@ -92,7 +93,7 @@ def narrative(
     if root is not None:
         parts.append(root.summary)
     if generation is not None and generation.explanation:
-        parts.append(f"I computed {generation.explanation[0].lower()}{generation.explanation[1:]}")
+        parts.append(f"I computed {sentence_case(generation.explanation)}")
     if analysis is not None:
         parts.append(analysis.analysis)
     elif result is not None:

@@ -39,6 +39,8 @@ log = logging.getLogger(__name__)
 
 #: The node of the `create_agent` graph whose tokens are the answer.
 MODEL_NODE = "model"
+#: Data points spelled out in a chart's alt text (the rest are in the answer's rows).
+ALT_POINTS = 12
 
 
 class AnalyticsRequest(BaseModel):
@@ -220,6 +222,35 @@ async def _store_chart(
     data["chart"] = saved.model_dump(mode="json")
 
 
+def chart_alt(chart: ChartConfigOutput) -> str:
+    """The chart in words, for screen readers and when the image does not load (alt text)."""
+    kind = chart.chart_type.replace("_", " ")
+    what = f"{chart.y_axis} by {chart.x_axis}" if chart.x_axis else chart.y_axis
+    if chart.series:
+        what += f" and {chart.series}"
+    points = ", ".join(
+        f"{label}: {value:g}"
+        for label, value in zip(chart.labels[:ALT_POINTS], chart.values, strict=False)
+        if value is not None
+    )
+    more = f" (first {ALT_POINTS} of {len(chart.labels)})" if len(chart.labels) > ALT_POINTS else ""
+    text = f"{kind} chart: {chart.title} ({what})" + (f"; {points}{more}" if points else "")
+    # markdown alt text: brackets and line breaks would end it early
+    return " ".join(text.replace("[", "(").replace("]", ")").split())
+
+
+def with_chart_image(text: str, data: dict[str, Any]) -> str:
+    """The answer text with its chart as a markdown image on the chart's signed link, linked to
+    itself (chat UIs render it; the key-protected URLs cannot be loaded by an <img>)."""
+    raw = data.get("chart")
+    if not raw or not raw.get("image_url"):
+        return text
+    chart = ChartConfigOutput.model_validate(raw)
+    # a linked image: agent-chat-ui draws markdown images as small thumbnails, so a click on it
+    # opens the chart at full size
+    return f"{text}\n\n[![{chart_alt(chart)}]({chart.image_url})]({chart.image_url})"
+
+
 def _remember(data: dict[str, Any]) -> dict[str, Any]:
     """What the agent keeps of the turn (given back next turn in agent_contexts)."""
     chart = data.get("chart") or {}
@@ -242,7 +273,7 @@ async def publish_answer(
     await _store_chart(run.require_services(), run.owner, data, errors)
     answer = AgentAnswer(
         agent=NAME,
-        answer=str(data.get("text") or ""),
+        answer=with_chart_image(str(data.get("text") or ""), data),
         method="llm" if state.get("analytics_by_model") else "plan",
         data=data,
     )

@@ -13,8 +13,15 @@ from langgraph.types import StateSnapshot
 
 from app.serde import interrupt_view, jsonable
 from app.thread_ids import client_thread_id
+from tools.analytics.chartlinks import LINK_PREFIX, ChartLinks
 
-__all__ = ["checkpoint_view", "select_state", "snapshot_view", "thread_interrupts"]
+__all__ = [
+    "checkpoint_view",
+    "fresh_chart_links",
+    "select_state",
+    "snapshot_view",
+    "thread_interrupts",
+]
 
 
 def checkpoint_view(config: RunnableConfig | None) -> dict[str, Any] | None:
@@ -98,3 +105,19 @@ def select_state(view: dict[str, Any], select: list[str] | None) -> dict[str, An
     if value_keys and "values" not in select and isinstance(out.get("values"), dict):
         out["values"] = {k: v for k, v in out["values"].items() if k in value_keys}
     return out
+
+
+def fresh_chart_links(view: Any, links: ChartLinks | None, owner: str) -> Any:
+    """`view` (a state or a history) with the owner's chart links in it signed again from now:
+    the answers of a reopened thread show their charts (an <img> cannot send the API key, and
+    the links in the stored messages have expired). Strings without a link are kept as they
+    are."""
+    if links is None:
+        return view
+    if isinstance(view, str):
+        return links.refresh(view, owner) if LINK_PREFIX in view else view
+    if isinstance(view, dict):
+        return {k: fresh_chart_links(v, links, owner) for k, v in view.items()}
+    if isinstance(view, list):
+        return [fresh_chart_links(v, links, owner) for v in view]
+    return view

@@ -6,6 +6,9 @@ Every operation is scoped to the caller's API key, and so are thread ids: ``t-1`
 and ``t-1`` of another are two threads (stored under ``<owner>:t-1``, see
 :mod:`app.thread_ids`); every answer shows the id the caller chose.
 
+The state and history a thread's owner reads carry its analytics chart links signed again
+(`fresh_chart_links`): the stored links have expired by the time a thread is reopened.
+
 Over 400 lines because it is one resource's routes: every thread endpoint of the Agent Server API
 (threads, their state and history) and the helpers they share.
 """
@@ -49,7 +52,12 @@ from app.agent_server.models import (
     ThreadState,
     ThreadStatus,
 )
-from app.agent_server.state import checkpoint_view, select_state, snapshot_view
+from app.agent_server.state import (
+    checkpoint_view,
+    fresh_chart_links,
+    select_state,
+    snapshot_view,
+)
 from app.bodies import StrictJSONRoute
 from app.errors import COMMON_ERRORS, error_responses
 from app.quotas import check_metadata, check_run_input, check_thread_quota
@@ -59,6 +67,9 @@ from app.serde import dumpb, jsonable
 from app.services import Services, ServicesDep
 from app.sessions import SESSION_ID_PATTERN, SessionInfo
 from app.thread_ids import thread_key
+from tools.analytics.chartlinks import ChartLinks
+from tools.analytics.chartstore import ChartStore
+from tools.operations import EngineNotOpen
 
 router = APIRouter(tags=["threads"], route_class=StrictJSONRoute, responses=COMMON_ERRORS)
 
@@ -435,7 +446,8 @@ async def _state(
                 "List checkpoints with POST /threads/{thread_id}/history.",
             )
     snapshot = await services.graph.aget_state(config, subgraphs=subgraphs)
-    return json_response(select_state(snapshot_view(snapshot), select))
+    view = select_state(snapshot_view(snapshot), select)
+    return json_response(fresh_chart_links(view, _chart_links(services), info.owner))
 
 
 @router.get(
@@ -542,7 +554,15 @@ async def _history(services: Services, info: SessionInfo, body: HistoryRequest) 
             config, filter=body.metadata, before=before, limit=body.limit
         )
     ]
-    return json_response(states)
+    return json_response(fresh_chart_links(states, _chart_links(services), info.owner))
+
+
+def _chart_links(services: Services) -> ChartLinks | None:
+    """The signer of analytics chart links, when this deployment has the chart store."""
+    try:
+        return services.agents.engine(ChartStore).links
+    except EngineNotOpen:
+        return None
 
 
 @router.get(

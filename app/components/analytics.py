@@ -8,7 +8,8 @@ At start-up (API and Studio), :func:`start_analytics`
 - opens the reader pool (connections log in as the reader role; opened lazily, so a start-up
   never waits for it) and closes it at shutdown;
 - provides the agents' services with the ``AnalyticsContext`` (pool and limits) and the
-  ``ChartStore`` (answers' charts in Redis, per owner, for ANALYTICS_CHART_TTL_SECONDS);
+  ``ChartStore`` (answers' charts in Redis, per owner, for ANALYTICS_CHART_TTL_SECONDS, with
+  signed links for chat UIs: :func:`chart_links`);
 - adds the ``analytics`` health check (the reader pool reads the dataset's marker; not required:
   a missing dataset degrades analytics only) and the ``analytics`` metrics (pool and charts).
 
@@ -33,7 +34,8 @@ from app.components.base import Component, Components
 from app.routers.analytics import router
 from app.storage import Dependency, StartupError
 from config import Settings, redact_url
-from tools.analytics.chartstore import ChartStore
+from tools.analytics.chartlinks import ChartLinks, link_secret
+from tools.analytics.chartstore import AnyRedis, ChartStore
 from tools.analytics.context import AnalyticsContext
 from tools.analytics.dataset import DATASET_VERSION
 from tools.analytics.executor import open_reader_pool, reader_conninfo
@@ -90,7 +92,11 @@ async def start_analytics(components: Components) -> None:
     await pool.open()  # min_size 0: no connection is made until a query needs one
     components.stack.push_async_callback(pool.close)
     components.agents.provide(AnalyticsContext.from_settings(settings, pool))
-    charts = ChartStore(stores.redis, ttl_seconds=settings.analytics.chart_ttl_seconds)
+    charts = ChartStore(
+        stores.redis,
+        ttl_seconds=settings.analytics.chart_ttl_seconds,
+        links=await chart_links(settings, stores.redis),
+    )
     components.agents.provide(charts)
     target = _target(conninfo)
     mode = "server" if settings.storage.database_url else "embedded"
@@ -103,6 +109,24 @@ async def start_analytics(components: Components) -> None:
 
     components.health.append(check)
     components.metrics["analytics"] = snapshot
+
+
+async def chart_links(settings: Settings, redis: AnyRedis) -> ChartLinks:
+    """The signer of chart links: ANALYTICS_CHART_LINK_SECRET (else a generated one), the
+    link TTL, and the API's address as a browser reaches it."""
+    configured = settings.analytics.chart_link_secret
+    secret = await link_secret(
+        configured.get_secret_value() if configured is not None else None,
+        settings.storage.data_dir,
+        redis,
+    )
+    base = settings.analytics.chart_public_url
+    if base is None:
+        host = settings.api.host
+        wildcard = host in ("0.0.0.0", "::", "[::]", "")  # noqa: S104 - a comparison
+        host = "localhost" if wildcard else (f"[{host}]" if ":" in host else host)
+        base = f"http://{host}:{settings.api.port}"
+    return ChartLinks(secret, settings.analytics.chart_link_ttl_seconds, base.rstrip("/"))
 
 
 def _target(conninfo: str) -> str:

@@ -5,7 +5,9 @@ the turn's ``agent_input``, run through the graph compiled without a checkpointe
 is kept but the chart). The answer is the agent's data: ``{sql, columns, rows (at most
 ANALYTICS_ROW_CAP), analysis, recommendations, chart, root_cause}``, with the chart's PNG and SVG
 URLs. A chart belongs to the API key whose query made it (another key gets 404, as for an
-unknown or expired id) and is kept for ANALYTICS_CHART_TTL_SECONDS.
+unknown or expired id) and is kept for ANALYTICS_CHART_TTL_SECONDS. Its signed link
+(``chart.image_url``, also a markdown image in the chat answer) is served without a key at
+``/analytics/chart-link/{scope}/{id}.png`` until it expires (403 once expired or if altered).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import logging
 import uuid
 from typing import Annotated, Any
 
-from fastapi import APIRouter, HTTPException, Path, Response, status
+from fastapi import APIRouter, HTTPException, Path, Query, Request, Response, status
 from langchain_core.messages import HumanMessage
 from langchain_core.runnables import RunnableConfig
 
@@ -27,6 +29,7 @@ from app.runs.executor import Deadline, RunFailed, execute
 from app.security import CallerDep
 from app.services import Services, ServicesDep
 from graph.state import ChatInput
+from tools.analytics.chartlinks import LINK_PREFIX, SCOPE_PATTERN
 from tools.analytics.charts import ChartFormat
 from tools.analytics.chartstore import CHART_ID_PATTERN, ChartStore
 
@@ -37,6 +40,9 @@ router = APIRouter(tags=["analytics"], route_class=StrictJSONRoute, responses=CO
 ChartId = Annotated[
     str,
     Path(pattern=CHART_ID_PATTERN, description="A chart id (16 hex digits) from an answer."),
+]
+Scope = Annotated[
+    str, Path(pattern=SCOPE_PATTERN, description="The chart owner's scope (from a signed link).")
 ]
 _MEDIA = {"png": "image/png", "svg": "image/svg+xml"}
 
@@ -147,3 +153,50 @@ async def chart_png(chart_id: ChartId, services: ServicesDep, who: CallerDep) ->
 async def chart_svg(chart_id: ChartId, services: ServicesDep, who: CallerDep) -> Response:
     """An answer's chart as SVG (only for the key that asked)."""
     return await _chart(services, who.owner, chart_id, "svg")
+
+
+@router.get(
+    LINK_PREFIX + "/{scope}/{chart_id}.png",
+    response_class=Response,
+    responses={**_image("png"), **error_responses(403)},
+)
+async def chart_link_png(
+    scope: Scope,
+    chart_id: ChartId,
+    request: Request,
+    services: ServicesDep,
+    expires: Annotated[int, Query(ge=0, le=2**40, description="Unix time the link expires.")],
+    signature: Annotated[str, Query(min_length=1, max_length=100, description="The HMAC.")],
+) -> Response:
+    """An answer's chart as PNG from its signed link (``chart.image_url``): no API key, so an
+    ``<img>`` in a chat UI can load it; refused (403) once expired or when any part of the link
+    was changed."""
+    store = services.agents.engine(ChartStore)  # EngineNotOpen: 503, the one rule
+    if store.links is None:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, "Chart links are not enabled here.")
+    limiter = getattr(request.app.state, "rate_limiter", None)
+    if limiter is not None:  # no key, so the client's address is the rate-limit identity
+        await limiter.check(f"ip-{request.client.host if request.client else 'unknown'}")
+    verdict = store.links.check(scope, chart_id, "png", expires, signature)
+    if verdict == "forged":
+        raise HTTPException(
+            status.HTTP_403_FORBIDDEN,
+            "This chart link's signature does not match: use the link exactly as the answer "
+            "gave it, or GET /analytics/chart/{id}.png with your API key.",
+        )
+    if verdict == "expired":
+        raise HTTPException(
+            status.HTTP_403_FORBIDDEN,
+            "This chart link has expired (ANALYTICS_CHART_LINK_TTL_SECONDS): ask the question "
+            "again for a fresh link, or GET /analytics/chart/{id}.png with your API key.",
+        )
+    image = await store.scoped_image(scope, chart_id, "png")
+    if image is None:
+        raise HTTPException(
+            status.HTTP_404_NOT_FOUND,
+            f"Chart {chart_id!r} is no longer kept (ANALYTICS_CHART_TTL_SECONDS): ask the "
+            "question again for a fresh one.",
+        )
+    return Response(
+        image, media_type="image/png", headers={"Cache-Control": "private, max-age=300"}
+    )

@@ -52,7 +52,10 @@ CASES: tuple[Case, ...] = (
     Case("Warranty attach rate by region in 2025",
          f"SELECT d.region, 100 * avg(warranty_sold::int) FROM {SD} WHERE sold_on {Y25} "
          "GROUP BY 1"),
-    Case("GAP attach rate by month in 2025",
+    Case("GAP attach rate by month in 2025",  # an attach rate: share of all deals (issue 25)
+         "SELECT date_trunc('month', sold_on)::date, 100.0 * count(*) FILTER (WHERE gap_sold) "
+         f"/ count(*) FROM {S} WHERE sold_on {Y25} GROUP BY 1"),
+    Case("GAP attach rate of financed deals by month in 2025",
          "SELECT date_trunc('month', sold_on)::date, 100.0 * count(*) FILTER (WHERE gap_sold) "
          f"/ count(*) FILTER (WHERE financed) FROM {S} WHERE sold_on {Y25} GROUP BY 1"),
     Case("Units built by plant in 2025",

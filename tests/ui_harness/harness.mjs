@@ -17,6 +17,8 @@
 //                 within the 10 checkpoints the UI reads, also after a reload
 //   by-name       an agent's name as the Assistant ID: its threads are listed in the sidebar,
 //                 and the no-model reply suggests what works in agent-chat-ui
+//   chart         an analytics answer shows its chart: a markdown image whose signed link loads
+//                 without the API key, with alt text; an altered link is refused
 import { randomUUID } from "node:crypto";
 import { parseArgs } from "node:util";
 import { Client } from "@langchain/langgraph-sdk";
@@ -286,7 +288,36 @@ async function byName() {
   }
 }
 
-const scenarios = { conversation, regenerate, edit, "by-name": byName };
+// --- chart -------------------------------------------------------------------------------------
+// agent-chat-ui renders an AI message's text as markdown (react-markdown, whose default URL
+// transform keeps http(s) links only) and a browser loads an image with a plain GET: no API key.
+async function chart() {
+  console.log("chart (an analytics answer's chart as agent-chat-ui shows it)");
+  const analytics = new ChatWindow("analytics");
+  await send(analytics, "Revenue by region in 2025");
+  const text = textOf(analytics.messages.at(-1));
+  const image = /!\[([^\]]*)\]\(([^)\s]+)\)/.exec(text);
+  check("chart", image != null, "the answer holds a markdown image");
+  if (!image) return;
+  const [, alt, url] = image;
+  console.log(`  image: ![${alt.slice(0, 60)}...](${url.slice(0, 80)}...)`);
+  check("chart", alt.trim().length > 20, "its alt text describes the chart for screen readers");
+  // agent-chat-ui draws markdown images as small thumbnails: the image links to itself
+  check("chart", text.includes(`[![${alt}](${url})](${url})`), "a click opens it at full size");
+  check("chart", /^https?:\/\//.test(url), "its URL survives react-markdown's URL filter (http/https)");
+  const response = await fetch(url); // what an <img> does: no X-API-Key, no Authorization
+  const bytes = new Uint8Array(await response.arrayBuffer());
+  const png = bytes[0] === 0x89 && bytes[1] === 0x50 && bytes[2] === 0x4e && bytes[3] === 0x47;
+  check(
+    "chart",
+    response.status === 200 && response.headers.get("content-type") === "image/png" && png,
+    `the image loads without the API key (${response.status}, ${bytes.length} bytes)`,
+  );
+  const forged = await fetch(url.replace(/signature=[^&]+/, "signature=forged"));
+  check("chart", forged.status === 403, `an altered link is refused (${forged.status})`);
+}
+
+const scenarios = { conversation, regenerate, edit, "by-name": byName, chart };
 for (const [name, run] of Object.entries(scenarios)) {
   if (args.only && !args.only.split(",").includes(name)) continue;
   try {

@@ -6,7 +6,8 @@ against a real API process started here (its own redis-server, the machine's Pos
 model). It checks: the message list never loses a conversation message while a run streams;
 regenerate runs the agent that answered again; an edit shows a branch switcher within the 10
 checkpoints the UI reads (also after a reload); an agent's name as the Assistant ID lists its
-threads, and the no-model reply suggests what works in agent-chat-ui.
+threads, and the no-model reply suggests what works in agent-chat-ui; an analytics answer shows
+its chart (a markdown image on a signed link that loads without the API key).
 
 The SDK comes from the npm registry: `npm ci` in tests/ui_harness, which `.ci/run` runs first
 and this test runs itself when the packages are missing.
@@ -90,7 +91,7 @@ def test_what_a_person_sees_in_agent_chat_ui(api: ApiProcess) -> None:
     lines = done.stdout.strip().splitlines()
     assert lines, f"the harness printed nothing; stderr:\n{done.stderr}"
     summary = json.loads(lines[-1])
-    assert set(summary["results"]) == {"conversation", "regenerate", "edit", "by-name"}
+    assert set(summary["results"]) == {"conversation", "regenerate", "edit", "by-name", "chart"}
     assert done.returncode == 0 and summary["ok"], (
         "what a person would see in agent-chat-ui is wrong:\n"
         + "\n".join(summary["failures"])

@@ -132,6 +132,11 @@ class ChartConfigOutput(BaseModel):
         None, description="Where the chart is served as PNG (set once the chart is stored)."
     )
     svg_url: str | None = Field(None, description="Where the chart is served as SVG.")
+    image_url: str | None = Field(
+        None,
+        description="A signed PNG link that works without the API key until it expires "
+        "(ANALYTICS_CHART_LINK_TTL_SECONDS): for an <img> or a markdown image in a chat UI.",
+    )
 
 
 class Contribution(BaseModel):

@@ -2,7 +2,8 @@
 
 `interpret(question, today)` reads, in this order, so earlier matches cannot be misread later:
 periods (`tools.analytics.periods`), "top/bottom N", filter values (a region, a carrier, a
-plant, ...; "the West region" is a filter, not a breakdown), metrics (longest alias first),
+plant, ...; "the West region" is a filter, not a breakdown), metrics (longest alias first; "X
+versus Y" gives both and how they relate, `tools.analytics.versus`),
 time grains ("monthly", "by quarter", "trend") and dimensions ("by region", "which carrier").
 Anything it cannot map raises `Unmappable` with an honest message that lists what it can answer:
 no known metric, metrics from different tables, a breakdown it does not know ("by colour"), a
@@ -33,7 +34,12 @@ from tools.analytics.catalogue import (
 )
 from tools.analytics.outputs import SQLGeneration
 from tools.analytics.periods import Period, find_periods
+from tools.analytics.reading import Text as _Text
+from tools.analytics.reading import by_length as _by_length
+from tools.analytics.reading import read_filters as _filters
+from tools.analytics.reading import word as _word
 from tools.analytics.reference import DATA_END, DATA_START
+from tools.analytics.versus import ASKS_VERSUS, elliptic_metric, relation
 
 WHY = re.compile(
     r"\b(why|what caused|what causes|what drove|what drives|root cause|reasons?|explain|"
@@ -93,31 +99,6 @@ def normalize(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
-class _Text:
-    """The question being read; matched spans are blanked so nothing is read twice."""
-
-    def __init__(self, text: str) -> None:
-        self.work = text
-
-    def take(self, pattern: str | re.Pattern[str]) -> list[re.Match[str]]:
-        matches = list(re.finditer(pattern, self.work))
-        for m in matches:
-            self.blank(m.span())
-        return matches
-
-    def blank(self, span: tuple[int, int]) -> None:
-        a, b = span
-        self.work = self.work[:a] + " " * (b - a) + self.work[b:]
-
-
-def _word(alias: str) -> str:
-    return r"(?<![\w&])" + re.escape(alias) + r"(?![\w&])"
-
-
-def _by_length(items: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    return sorted(items, key=lambda item: -len(item[0]))
-
-
 def interpret(question: str, today: date) -> SemanticQuery:
     """Map a question to metrics, dimensions, grain, periods, filters and ordering."""
     text = _Text(normalize(question))
@@ -127,14 +108,21 @@ def interpret(question: str, today: date) -> SemanticQuery:
         periods.append(match.period)
         text.blank(match.span)
     limit, order, relative = _ranking(text)
-    filters = _filters(text)
+    filters = _filters(text, ranked=order is not None)
     metrics = _metrics(text)
     if not metrics:
         raise Unmappable(
             "I could not find a metric I know in this question. I can answer questions about:\n"
             + capabilities()
         )
+    versus = bool(ASKS_VERSUS.search(text.work)) and len(periods) < 2 and not year_earlier
+    if versus and len(metrics) == 1 and (elliptic := elliptic_metric(text.work, metrics[0])):
+        metrics.append(elliptic[0])
+        text.blank(elliptic[1])
     facts = {m.fact for m in metrics}
+    if versus and len(metrics) == 2 and len(facts) == 1 and (ratio := relation(*metrics)):
+        # "X versus Y" asks how they relate: that is the headline (analysis, ranking, chart)
+        metrics.insert(0, ratio)
     if len(facts) > 1:
         names = ", ".join(m.label for m in metrics)
         raise Unmappable(
@@ -169,28 +157,6 @@ def _ranking(text: _Text) -> tuple[int | None, Literal["asc", "desc"] | None, bo
     return None, None, False
 
 
-@lru_cache(maxsize=1)
-def _filter_patterns() -> list[tuple[str, re.Pattern[str], str, str]]:
-    """(pattern, dimension key, value) for every filter value, longest alias first. A value may
-    carry its dimension's word on either side ("the West region", "plant Detroit Assembly")."""
-    candidates: list[tuple[str, str]] = []
-    for dim in DIMENSIONS:
-        for value in dim.values:
-            candidates.append((value.lower(), f"{dim.key}\0{value}"))
-        for alias, value in dim.value_aliases.items():
-            candidates.append((alias.lower(), f"{dim.key}\0{value}"))
-    out = []
-    for alias, target in _by_length(candidates):
-        key, value = target.split("\0")
-        if key == "state" and len(alias) == 2:
-            continue  # "or", "in", "co" are words; states match by name
-        dim = next(d for d in DIMENSIONS if d.key == key)
-        words = "|".join(re.escape(a) for a in sorted(dim.aliases, key=len, reverse=True))
-        pattern = rf"(?:\b(?:the\s+)?(?:{words})\s+)?" + _word(alias) + rf"(?:\s+(?:{words})\b)?"
-        out.append((alias, re.compile(pattern), key, value))
-    return out
-
-
 @lru_cache(maxsize=2)
 def _alias_patterns(kind: str) -> list[tuple[str, re.Pattern[str], str]]:
     """(pattern, key) for every metric or dimension alias, longest first."""
@@ -200,14 +166,6 @@ def _alias_patterns(kind: str) -> list[tuple[str, re.Pattern[str], str]]:
         else [(a, d.key) for d in DIMENSIONS for a in d.aliases]
     )
     return [(alias, re.compile(_word(alias)), key) for alias, key in _by_length(items)]
-
-
-def _filters(text: _Text) -> dict[str, list[str]]:
-    found: dict[str, list[str]] = {}
-    for alias, pattern, key, value in _filter_patterns():
-        if alias in text.work and text.take(pattern) and value not in found.setdefault(key, []):
-            found[key].append(value)
-    return {k: v for k, v in found.items() if v}
 
 
 def _metrics(text: _Text) -> list[Metric]:
@@ -355,10 +313,17 @@ def _order_by(query: SemanticQuery, groups: int, date_col: str) -> str:
     return f"{first} DESC NULLS LAST, {positions}"
 
 
+def sentence_case(label: str) -> str:
+    """A label inside a sentence: its first letter lowered unless it starts an acronym."""
+    return label if label[1:2].isupper() else label[:1].lower() + label[1:]
+
+
 def describe(query: SemanticQuery) -> str:
     """One line saying what the SQL computes."""
     fact = FACTS[query.fact]
-    parts = [", ".join(m.label for m in query.metrics)]
+    labels = [m.label for m in query.metrics]
+    # later labels in running text: "Units built, units planned" (acronyms keep their case)
+    parts = [", ".join([labels[0], *(sentence_case(label) for label in labels[1:])])]
     if query.grain:
         parts.append(f"by {query.grain}")
     if query.dimensions:

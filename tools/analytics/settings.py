@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import date
 from typing import ClassVar
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, field_validator
 
 from tools.settings_group import SettingsGroup
 
@@ -102,3 +102,31 @@ class AnalyticsSettings(SettingsGroup):
         description="temp_file_limit of the analytics reader role: disk one analytics query "
         "may spill to (setting it needs a superuser DATABASE_URL user).",
     )
+    chart_link_ttl_seconds: int = Field(
+        3600,
+        ge=60,
+        le=30 * 86_400,
+        description="How long the signed chart link in an answer message (a markdown image "
+        "chat UIs render without the API key header) works; the chart itself stays for "
+        "ANALYTICS_CHART_TTL_SECONDS at its keyed URL.",
+    )
+    chart_link_secret: SecretStr | None = Field(
+        None,
+        description="HMAC key of signed chart links (at least 16 characters). Unset = a random "
+        "secret shared by the replicas on one Redis and kept under DATA_DIR; in production set "
+        "the same value on every replica.",
+    )
+    chart_public_url: str | None = Field(
+        None,
+        pattern=r"^https?://[^\s/?#]+(/[^\s?#]*)?$",
+        description="The API's address as a browser reaches it (e.g. https://api.example.com), "
+        "the start of the signed chart links in answer messages. Unset = http://<HOST>:<PORT> "
+        "(localhost for a wildcard HOST).",
+    )
+
+    @field_validator("chart_link_secret")
+    @classmethod
+    def _long_link_secret(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and len(value.get_secret_value()) < 16:
+            raise ValueError("must be at least 16 characters (e.g. `openssl rand -hex 32`)")
+        return value
