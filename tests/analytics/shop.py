@@ -43,6 +43,7 @@ CREATE TABLE shop.order_lines (
     product_id int NOT NULL REFERENCES shop.products, quantity int NOT NULL,
     unit_price numeric(10,2) NOT NULL);
 COMMENT ON COLUMN shop.order_lines.quantity IS 'Units ordered.';
+CREATE SEQUENCE shop.invoice_numbers;
 """
 
 REGIONS = ["North", "South", "West"]

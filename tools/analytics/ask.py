@@ -228,25 +228,35 @@ def _best(refs: list[tuple[str, Ref]], phrase: str) -> Ref | None:
     return min((r for n, r in hits if n == longest), key=lambda r: len(r.path))
 
 
-def _filters(cat: Catalogue, fact: TableEntry, text: _Text) -> list[tuple[Ref, list[str]]]:
-    values: list[tuple[str, tuple[Ref, str]]] = []
+def _values(cat: Catalogue, text: _Text) -> list[str]:
+    """Take every value the catalogue lists ('returned', 'Germany') out of the question first,
+    so 'number of returned orders' still reads as 'number of orders'."""
+    listed = {v.lower() for t in cat.visible_tables() for c in t.visible_columns()
+              for v in c.values if len(v) >= 3}  # fmt: skip
+    return [v for v in sorted(listed, key=len, reverse=True)
+            if v in text.work and text.take(_word(v))]  # fmt: skip
+
+
+def _filters(cat: Catalogue, fact: TableEntry, found: list[str]) -> list[tuple[Ref, list[str]]]:
+    """Each value taken from the question, on the nearest table the fact reaches that lists it."""
+    by_value: dict[str, list[tuple[Ref, str]]] = {}
     for key, path in reachable(cat, fact).items():
         table = cat.table(key)
         if table is None or table.hidden:
             continue
         for c in table.visible_columns():
             ref = Ref(table, c.name, path, c.label or c.name)
-            values += [(v, (ref, v)) for v in c.values if len(v) >= 3]
+            for v in c.values:
+                by_value.setdefault(v.lower(), []).append((ref, v))
     chosen: dict[tuple[str, str], tuple[Ref, list[str]]] = {}
-    by_value: dict[str, list[tuple[Ref, str]]] = {}
-    for v, target in values:
-        by_value.setdefault(v.lower(), []).append(target)
-    for lowered in sorted(by_value, key=len, reverse=True):
-        if lowered not in text.work or not text.take(_word(lowered)):
-            continue
+    for lowered in found:
+        if lowered not in by_value:
+            raise Unmappable(
+                f"'{lowered}' is a value of a table that {fact.label.lower() or fact.name} "
+                "does not join to; ask about it from that table."
+            )
         ref, value = min(by_value[lowered], key=lambda t: len(t[0].path))
-        entry = chosen.setdefault((ref.table.key, ref.column), (ref, []))
-        entry[1].append(value)
+        chosen.setdefault((ref.table.key, ref.column), (ref, []))[1].append(value)
     return list(chosen.values())
 
 
@@ -266,11 +276,13 @@ def interpret(question: str, cat: Catalogue, today: date) -> Query:
     for match in find_periods(text.work, today):
         periods.append(match.period)
         text.blank(match.span)
+    values = _values(cat, text)
+    text = _Text(re.sub(r"\s+", " ", text.work).strip())
     top = [m.end() for m in re.finditer(r"\b(?:top|bottom|best|worst)\s+\d{1,3}\b", text.work)]
     limit, order, _relative = _ranking(text)
     measure = _measure(cat, text)
     fact = measure.table
-    filters = _filters(cat, fact, text)
+    filters = _filters(cat, fact, values)
     grain = None
     for name, aliases in GRAINS.items():
         for alias in sorted(aliases, key=len, reverse=True):

@@ -165,6 +165,28 @@ async def _fetch(
     return list(rows), description
 
 
+async def explain(
+    pool: AsyncConnectionPool,
+    text: str,
+    *,
+    statement_timeout_ms: int = 5000,
+    max_sql_chars: int = 20_000,
+    scope: Scope = DEMO_SCOPE,
+) -> None:
+    """Validate and plan `text` without running it: the guard's `SQLRefused`, or the
+    database's error (an unknown column, a type mismatch) as a psycopg error."""
+    validated = validate_sql(text, max_chars=max_sql_chars, scope=scope)
+    async with pool.connection() as conn, conn.transaction():
+        await conn.execute("SET TRANSACTION READ ONLY")
+        await conn.execute(
+            sql.SQL("SET LOCAL statement_timeout = {}").format(
+                sql.Literal(f"{statement_timeout_ms}ms")
+            )
+        )
+        await conn.execute(sql.SQL("SET LOCAL search_path = {}").format(sql.SQL(scope.search_path)))
+        await conn.execute(b"EXPLAIN " + validated.sql.encode())
+
+
 async def _check_cost(conn: AsyncConnection[Any], query: str, cost_limit: float) -> None:
     """Refuse the query when the planner's estimate is above `cost_limit` (nothing has run:
     plain EXPLAIN only plans)."""
