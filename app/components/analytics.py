@@ -34,7 +34,8 @@ from app.components.base import Component, Components
 from app.routers.analytics import router
 from app.storage import Dependency, StartupError
 from config import Settings, redact_url
-from tools.analytics.catalogue_file import CatalogueError, derived_path
+from tools.analytics.bundled import bundled_catalogue
+from tools.analytics.catalogue_file import CatalogueError, derived_path, dump_yaml
 from tools.analytics.chartstore import ChartStore
 from tools.analytics.context import AnalyticsContext
 from tools.analytics.dataset import DATASET_VERSION
@@ -247,16 +248,18 @@ async def reader_health(
 
 
 def catalogue_command(settings: Settings, action: str = "refresh") -> int:
-    """Re-read ANALYTICS_DATABASE_URL's schema and write its catalogue (exit 0), or say why not
-    (exit 2: not configured, 3: the database or the catalogue file failed)."""
+    """Re-read ANALYTICS_DATABASE_URL's schema and write its catalogue (exit 0; without the URL,
+    export the demo's catalogue), or say why not (exit 3: the database or the file failed)."""
     if settings.analytics.database_url is None:
+        path = derived_path(catalogue_path(settings)).with_name("demo.catalogue.yaml")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(dump_yaml(bundled_catalogue()), encoding="utf-8")
         print(
-            "analytics-catalogue: ANALYTICS_DATABASE_URL is not set, so the agent answers from "
-            "the bundled demo, whose catalogue is built in (tools/analytics/catalogue.py). Set "
-            "it to your database to derive a catalogue from its schema.",
-            file=sys.stderr,
+            "ANALYTICS_DATABASE_URL is not set, so the agent answers from the bundled demo. Its "
+            f"hand-written catalogue, in the catalogue format, is written to {path} for "
+            "reading. Set ANALYTICS_DATABASE_URL to derive your database's catalogue."
         )
-        return 2
+        return 0
     try:
         source = open_external(settings)
     except StartupError as exc:

@@ -178,7 +178,8 @@ def _label_column(raw: RawTable) -> str | None:
         if wanted in texts:
             return wanted
     named = [n for n in texts if "name" in n or "title" in n]
-    return (named or texts or [None])[0]
+    found = named or texts
+    return found[0] if found else None
 
 
 def derive(
@@ -215,7 +216,7 @@ def derive(
         time_col = next((c.name for c in columns if c.role == "time"), None)
         tables.append(
             TableEntry(
-                schema=raw.schema,
+                schema_=raw.schema,
                 name=raw.name,
                 label=noun.capitalize(),
                 synonyms=sorted({noun, plural(noun), *_comment_synonym(raw.comment)}),
