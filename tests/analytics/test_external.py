@@ -22,11 +22,14 @@ from psycopg_pool import AsyncConnectionPool
 from app.api import create_app
 from config import Settings
 from tests.analytics.shop import ShopDB, create_shop
+from tests.support.scripted import ScriptedChatModel
 from tools.analytics import ask
+from tools.analytics.context import AnalyticsContext
 from tools.analytics.executor import _fetch, open_reader_pool, run_readonly
 from tools.analytics.external import ExternalSource, open_source
 from tools.analytics.guard import SQLRefused
 from tools.analytics.source import SourceError, check_url
+from tools.analytics.sqlgen import generate_sql
 
 TODAY = date(2026, 1, 1)
 S = "shop"
@@ -314,3 +317,42 @@ def test_health_reports_a_superuser_connection(
             and "SQL: SELECT" in body["text"]
         )
         assert body["sql"].startswith("SELECT products.name AS product")
+
+
+async def test_with_a_model_the_catalogue_is_the_context_and_a_db_error_is_retried_once(
+    source: ExternalSource, pool: AsyncConnectionPool
+) -> None:
+    ctx = AnalyticsContext(pool=pool, scope=source.scope, catalogue=source.catalogue)
+    model = ScriptedChatModel(
+        script=[
+            {"sql": "SELECT SUM(qty) FROM shop.order_lines", "explanation": "wrong column"},
+            {"sql": "SELECT SUM(quantity) AS units FROM order_lines", "explanation": "units"},
+        ]
+    )
+    generation = await generate_sql(
+        "How many units were ordered?", TODAY, model,
+        catalogue=source.catalogue, scope=source.scope, check=ctx.explain,
+    )  # fmt: skip
+    assert generation.method == "model" and generation.sql is not None
+    assert "shop.order_lines" in generation.sql  # qualified to the exposed schema
+    prompt = str(model.calls[0][0].content)
+    assert "shop.orders" in prompt and "[measure]" in prompt and "orders_count" in prompt
+    assert "CREATE TABLE" not in prompt  # the catalogue, not raw DDL
+    retry = str(model.calls[1][-1].content)
+    assert retry.startswith("The database rejected your SQL:") and '"qty"' in retry
+    result = await ctx.run_sql(generation.sql)
+    assert result.columns == ["units"] and result.rows[0][0] > 0
+
+
+async def test_a_model_that_fails_twice_falls_back_to_the_catalogue(
+    source: ExternalSource, pool: AsyncConnectionPool
+) -> None:
+    ctx = AnalyticsContext(pool=pool, scope=source.scope, catalogue=source.catalogue)
+    bad = {"sql": "SELECT nope FROM shop.orders", "explanation": ""}
+    model = ScriptedChatModel(script=[bad, bad])
+    generation = await generate_sql(
+        "Number of orders by status", TODAY, model,
+        catalogue=source.catalogue, scope=source.scope, check=ctx.explain,
+    )  # fmt: skip
+    assert generation.method == "semantic-layer" and generation.catalogue_metric == "orders_count"
+    assert len(model.calls) == 2  # one retry with the database's error, not more
