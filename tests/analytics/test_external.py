@@ -20,6 +20,7 @@ from fastapi.testclient import TestClient
 from psycopg_pool import AsyncConnectionPool
 
 from app.api import create_app
+from app.components.analytics import catalogue_command
 from config import Settings
 from tests.analytics.shop import ShopDB, create_shop
 from tests.support.scripted import ScriptedChatModel
@@ -356,3 +357,30 @@ async def test_a_model_that_fails_twice_falls_back_to_the_catalogue(
     )  # fmt: skip
     assert generation.method == "semantic-layer" and generation.catalogue_metric == "orders_count"
     assert len(model.calls) == 2  # one retry with the database's error, not more
+
+
+def test_the_refresh_command_writes_the_catalogue_and_keeps_the_edits(
+    make_settings: Callable[..., Settings], shop: ShopDB, tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    path = tmp_path / "mine.yaml"
+    path.write_text("tables:\n  - name: orders\n    synonyms: [purchases, baskets]\n")
+    settings = make_settings(
+        analytics_database_url=shop.reader_url,
+        analytics_schemas=S,
+        analytics_catalogue_path=str(path),
+    )
+    assert catalogue_command(settings) == 0
+    out = capsys.readouterr().out
+    assert "5 tables" in out and "mine.derived.yaml" in out and "WARNING" not in out
+    assert "baskets" in path.read_text()  # the user's file is never overwritten
+    assert "order_lines" in (tmp_path / "mine.derived.yaml").read_text()
+    broken = make_settings(
+        analytics_database_url=shop.reader_url, analytics_schemas="nothing_here",
+        analytics_catalogue_path=str(path),
+    )  # fmt: skip
+    assert catalogue_command(broken) == 3
+    assert "sees no tables in schema nothing_here" in capsys.readouterr().err
+    demo = make_settings(analytics_catalogue_path=str(path))
+    assert catalogue_command(demo) == 0
+    assert "gap_attach_pct" in (tmp_path / "demo.catalogue.yaml").read_text()
