@@ -187,6 +187,11 @@ def test_unknown_words_get_an_honest_answer(source: ExternalSource) -> None:
     assert gen.sql is None and "by 'colour'" in gen.message and "category" in gen.message
     gen = ask.generate("What is the weather like?", source.catalogue, TODAY)
     assert gen.sql is None and "Number of orders" in gen.message
+    # a name the catalogue does not list is not silently dropped from the explanation
+    gen = ask.generate("How many orders does Zed Corp have?", source.catalogue, TODAY)
+    assert gen.explanation.endswith("Words not used: zed, corp.")
+    gen = ask.generate("How many orders does Customer 07 have?", source.catalogue, TODAY)
+    assert gen.sql is not None and "'Customer 07'" in gen.sql and "not used" not in gen.explanation
 
 
 async def test_a_user_edit_of_the_catalogue_file_changes_the_answer(

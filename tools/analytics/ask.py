@@ -27,13 +27,26 @@ from tools.analytics.catalogue import GRAINS
 from tools.analytics.catalogue_file import Catalogue, ColumnEntry, MetricEntry, TableEntry
 from tools.analytics.outputs import MeasureMeta, SQLGeneration
 from tools.analytics.periods import Period, find_periods
-from tools.analytics.semantic import YEAR_EARLIER, Unmappable, _ranking, _Text, _word, normalize
+from tools.analytics.semantic import (
+    STOPWORDS,
+    YEAR_EARLIER,
+    Unmappable,
+    _ranking,
+    _Text,
+    _word,
+    normalize,
+)
 
 AGGREGATES = {"total": "SUM", "sum of": "SUM", "sum": "SUM", "average": "AVG", "avg": "AVG",
               "mean": "AVG", "maximum": "MAX", "minimum": "MIN"}  # fmt: skip
 LEADS = r"(?:\bby\b|\bper\b|\bfor each\b|\beach\b|\bacross\b|\bwhich\b|\bwhat\b)"
 STOP_WORDS = ("by in for during since vs versus and with from top bottom where of have has had is "
               "are was were does do did the a").split()  # fmt: skip
+#: Words a question carries that ask for nothing (not reported as unused).
+FILLER = frozenset(
+    "how many much there are is was were be been show me give list tell please get find number "
+    "count have has had does do did total value values data report".split()
+)
 STOP = r"(?=\s(?:" + "|".join(STOP_WORDS) + r")\b|$)"
 
 
@@ -268,7 +281,8 @@ def interpret(question: str, cat: Catalogue, today: date) -> Query:
             f"I cannot break {measure.label.lower()} down by '{leftover[1].strip()}'. It can be "
             f"broken down by: {', '.join(names)}; and by day, week, month, quarter or year."
         )
-    return Query(question, measure, breakdowns, grain, time, periods, filters, order, limit)
+    unused = [w for w in re.findall(r"[^\s]+", text.work) if w not in FILLER and w not in STOPWORDS]
+    return Query(question, measure, breakdowns, grain, time, periods, filters, order, limit, unused)
 
 
 def capabilities(cat: Catalogue) -> str:

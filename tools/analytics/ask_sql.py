@@ -51,6 +51,8 @@ class Query:
     filters: list[tuple[Ref, list[str]]] = field(default_factory=list)
     order: Literal["asc", "desc"] | None = None
     limit: int | None = None
+    #: Words of the question nothing matched (shown, so a name the catalogue lacks is visible).
+    unused: list[str] = field(default_factory=list)
 
 
 def _aliases(query: Query) -> tuple[str, list[str]]:
@@ -156,4 +158,5 @@ def describe(query: Query) -> str:
                      if query.time else "")  # fmt: skip
     joined = sorted({e[2] for r in query.breakdowns for e in r.path})
     tail = f", from {m.table.key}" + (f" joined to {', '.join(joined)}" if joined else "")
-    return " ".join(p for p in parts if p) + tail + "."
+    note = f" Words not used: {', '.join(query.unused)}." if query.unused else ""
+    return " ".join(p for p in parts if p) + tail + "." + note
