@@ -77,8 +77,11 @@ async def measure(owner_url: str, reader_url: str, catalogue_dir: Path) -> int:
             else:
                 try:
                     got = await run_readonly(pool, gen.sql, scope=source.scope, cost_limit=1e8)
-                    ok = normal(got.rows, q["ordered"]) == want
+                    mine = normal(got.rows, q["ordered"])
+                    ok = mine == want
                     verdict, detail = ("OK" if ok else "WRONG"), got.sql[:160]
+                    if not ok:
+                        detail += f"\n     got {mine[:4]}\n     want {want[:4]}"
                 except Exception as exc:  # noqa: BLE001 - a bench line per question
                     verdict, detail = "ERROR", f"{type(exc).__name__}: {exc}"[:160]
             right += verdict == "OK"
