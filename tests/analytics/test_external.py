@@ -19,6 +19,7 @@ import pytest
 from fastapi.testclient import TestClient
 from psycopg_pool import AsyncConnectionPool
 
+from agents.analytics.react import answer_question
 from app.api import create_app
 from app.components.analytics import catalogue_command
 from config import Settings
@@ -389,3 +390,17 @@ def test_the_refresh_command_writes_the_catalogue_and_keeps_the_edits(
     demo = make_settings(analytics_catalogue_path=str(path))
     assert catalogue_command(demo) == 0
     assert "gap_attach_pct" in (tmp_path / "demo.catalogue.yaml").read_text()
+
+
+async def test_the_agents_model_is_told_about_the_connected_database(
+    source: ExternalSource, pool: AsyncConnectionPool
+) -> None:
+    ctx = AnalyticsContext(
+        pool=pool, scope=source.scope, catalogue=source.catalogue, demo_mode=False
+    )
+    model = ScriptedChatModel(script=["There are 90 orders."])
+    answer = await answer_question("How many orders are there?", ctx, model)
+    assert answer.text == "There are 90 orders." and not answer.demo_data
+    system = str(model.calls[0][0].content)
+    assert "user's own PostgreSQL database" in system and "shop.orders" in system
+    assert "automotive" not in system
