@@ -4,6 +4,7 @@ python main.py serve [--host H] [--port P]     run the API (embedded stores by d
 python main.py ingest PATH...                  index documents for the knowledge agent
 python main.py config                          print the effective settings (redacted)
 python main.py seed-analytics [--force]        create and seed the analytics demo dataset
+python main.py analytics-catalogue refresh     re-derive the catalogue of ANALYTICS_DATABASE_URL
 python main.py mcp --tools-table               print the MCP server's tools (Markdown table)
 """
 
@@ -90,6 +91,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     seed.add_argument("--force", action="store_true", help="seed again even when it is there")
     seed.add_argument("--json", action="store_true", help="print the report as JSON")
+    catalogue = sub.add_parser(
+        "analytics-catalogue",
+        help="derive the analytics catalogue of ANALYTICS_DATABASE_URL from its schema again "
+        "(your edits in ANALYTICS_CATALOGUE_PATH are kept and laid over it)",
+    )
+    catalogue.add_argument("action", choices=["refresh"], help="refresh: re-read the schema")
     mcp = sub.add_parser("mcp", help="the MCP server (/mcp): its tools")
     mcp.add_argument(
         "--tools-table",
@@ -124,6 +131,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from app.components.analytics import seed_command
 
         return seed_command(settings, force=args.force, as_json=args.json)
+    if args.command == "analytics-catalogue":
+        from app.components.analytics import catalogue_command
+
+        return catalogue_command(settings, args.action)
     if args.command == "mcp":
         from app.mcp.tools import default_tools_table
 

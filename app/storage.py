@@ -53,6 +53,8 @@ class Dependency:
     target: str | None = None
     error: str | None = None
     required: bool = True
+    #: Problems that do not stop it from serving but need the operator (e.g. a writable role).
+    warnings: list[str] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {k: v for k, v in self.__dict__.items() if v is not None or k == "error"}

@@ -45,6 +45,9 @@ class AnalyticsAnswer(BaseModel):
         "the agent's model directly (agent-sql), or none."
     )
     sql: str | None = None
+    metric: str | None = Field(
+        None, description="The catalogue metric (or column aggregate) the SQL computes."
+    )
     columns: list[str] = Field(default_factory=list)
     rows: list[list[Any]] = Field(default_factory=list)
     row_count: int = 0
@@ -96,14 +99,26 @@ def narrative(
         parts.append(f"I computed {sentence_case(generation.explanation)}")
     if analysis is not None:
         parts.append(analysis.analysis)
-    elif result is not None:
-        parts.append(f"The query returned {result.row_count} rows.")
+    if result is not None:
+        parts.append(provenance(generation, result))
     recommendations = merged_recommendations(analysis, root)
     if recommendations:
         parts.append(
             "Recommendations: " + " ".join(f"({n}) {r}" for n, r in enumerate(recommendations, 1))
         )
     return "\n\n".join(parts) or NO_RESULT
+
+
+def provenance(generation: SQLGeneration | None, result: QueryResult) -> str:
+    """What was computed: the metric, the row count (and whether the cap cut it), the SQL."""
+    rows = f"{result.row_count} row{'s' if result.row_count != 1 else ''}"
+    if result.truncated:
+        rows += f" (capped: the result had more; only the first {result.row_count} are shown)"
+    metric = ""
+    if generation is not None and generation.sql is not None:
+        used = generation.catalogue_metric or ", ".join(generation.metrics)
+        metric = f"Metric: {used}. " if used else ""
+    return f"{metric}Rows: {rows}. SQL: {result.sql}"
 
 
 def merged_recommendations(
@@ -162,6 +177,8 @@ def compose_answer(
     return AnalyticsAnswer(
         question=question, text=text, method=method,
         sql=result.sql if result else (generation.sql if generation else None),
+        metric=(generation.catalogue_metric or ", ".join(generation.metrics) or None)
+        if generation is not None and generation.sql is not None else None,
         columns=result.columns if result else [], rows=rows,
         row_count=result.row_count if result else 0,
         truncated=bool(result and (result.truncated or len(rows) < result.row_count)),

@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Annotated, Any, TypedDict
 
 from langchain.agents import create_agent
+from langchain.agents.middleware import ModelRequest, dynamic_prompt
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
@@ -29,7 +30,7 @@ from langgraph.runtime import Runtime
 from agents.analytics.answer import AnalyticsAnswer, compose_answer
 from agents.analytics.middleware import analytics_tool_errors
 from agents.analytics.planner import PlanModel
-from agents.analytics.prompts import ANALYTICS_SYSTEM
+from agents.analytics.prompts import ANALYTICS_SYSTEM, EXTERNAL_SYSTEM
 from agents.analytics.tools import ANALYTICS_TOOLS
 from tools.analytics.context import AnalyticsContext
 
@@ -43,6 +44,20 @@ HISTORY_MESSAGES = 6
 Agent = CompiledStateGraph[Any, Any, Any, Any]
 
 
+@dynamic_prompt
+def source_prompt(request: ModelRequest) -> str:
+    """The demo's prompt, or, with an external database, one built from its catalogue."""
+    context = request.runtime.context if request.runtime is not None else None
+    catalogue = getattr(context, "catalogue", None)
+    if catalogue is None:
+        return ANALYTICS_SYSTEM
+    return EXTERNAL_SYSTEM.format(
+        source=catalogue.source or "external",
+        schemas=", ".join(catalogue.schemas),
+        catalogue=catalogue.describe(),
+    )
+
+
 def build_analytics_agent(
     model: BaseChatModel | None = None,
     tools: Sequence[BaseTool] | None = None,
@@ -54,7 +69,7 @@ def build_analytics_agent(
         model if model is not None else PlanModel(),
         list(tools if tools is not None else ANALYTICS_TOOLS),
         system_prompt=ANALYTICS_SYSTEM,
-        middleware=[analytics_tool_errors],
+        middleware=[analytics_tool_errors, source_prompt],
         context_schema=AnalyticsContext,
         name=name,
     )

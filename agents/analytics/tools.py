@@ -117,8 +117,8 @@ class SQLGenerationInput(BaseModel):
 
 class SQLExecutionInput(BaseModel):
     sql: str = Field(
-        description="One PostgreSQL SELECT over schema analytics (e.g. the sql "
-        "from sql_generation_tool).",
+        description="One PostgreSQL SELECT over the readable tables (schema analytics for the "
+        "demo; e.g. the sql from sql_generation_tool).",
         min_length=1,
         max_length=200_000,
     )
@@ -149,8 +149,8 @@ class ChartInput(BaseModel):
 
 @tool(SQL_GENERATION, args_schema=SQLGenerationInput, response_format="content_and_artifact")
 async def sql_generation_tool(question: str, runtime: Runtime) -> ToolAnswer:
-    """Turn a business question about sales, F&I, production or shipments into one read-only
-    SQL query over schema analytics (semantic layer, or the SQL model when configured). Returns
+    """Turn a business question (the demo: sales, F&I, production, shipments; or the connected
+    database's catalogue) into one read-only SQL query (model-free, or the SQL model). Returns
     the SQL and what it computes, or (sql null) what can be asked instead. Run the SQL with
     sql_execution_tool."""
     runtime.stream_writer(progress(SQL_GENERATION, "start", "Generating SQL"))
@@ -178,7 +178,7 @@ async def sql_generation_tool(question: str, runtime: Runtime) -> ToolAnswer:
 
 @tool(SQL_EXECUTION, args_schema=SQLExecutionInput, response_format="content_and_artifact")
 async def sql_execution_tool(sql: str, runtime: Runtime) -> ToolAnswer:
-    """Run one read-only SELECT over schema analytics (validated; READ ONLY transaction; time
+    """Run one read-only SELECT over the readable tables (validated; READ ONLY transaction; time
     limit; row cap). Returns a result_id for kpi_analysis_tool / chart_configuration_tool, the
     columns, the first rows and the row count."""
     ctx = runtime.context

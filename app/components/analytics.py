@@ -24,6 +24,7 @@ import json
 import logging
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import psycopg
@@ -34,14 +35,18 @@ from app.components.base import Component, Components
 from app.routers.analytics import router
 from app.storage import Dependency, StartupError
 from config import Settings, redact_url
+from tools.analytics.bundled import bundled_catalogue
+from tools.analytics.catalogue_file import CatalogueError, derived_path, dump_yaml
 from tools.analytics.chartlinks import ChartLinks, link_secret
 from tools.analytics.chartstore import AnyRedis, ChartStore
 from tools.analytics.context import AnalyticsContext
 from tools.analytics.dataset import DATASET_VERSION
 from tools.analytics.executor import open_reader_pool, reader_conninfo
+from tools.analytics.external import ExternalSource, open_source
 from tools.analytics.operations import OPERATIONS
 from tools.analytics.schema import MARKER_TABLE, SCHEMA
 from tools.analytics.seed import SeedError, SeedReport, ensure_seeded
+from tools.analytics.source import SourceError, parse_schemas
 from tools.embedded import EmbeddedPostgres
 
 log = logging.getLogger(__name__)
@@ -72,8 +77,41 @@ def seed(settings: Settings, database_url: str, *, force: bool = False) -> SeedR
         raise StartupError(f"analytics: {exc}") from None
 
 
+def catalogue_path(settings: Settings) -> Path:
+    """ANALYTICS_CATALOGUE_PATH, or DATA_DIR/analytics/catalogue.yaml."""
+    if settings.analytics.catalogue_path:
+        return Path(settings.analytics.catalogue_path).expanduser()
+    return Path(settings.storage.data_dir) / "analytics" / "catalogue.yaml"
+
+
+def open_external(settings: Settings) -> ExternalSource:
+    """Connect ANALYTICS_DATABASE_URL and build its catalogue (blocking; StartupError names
+    the fix)."""
+    secret = settings.analytics.database_url
+    assert secret is not None
+    try:
+        return open_source(
+            secret.get_secret_value(),
+            parse_schemas(settings.analytics.schemas),
+            catalogue_path(settings),
+            max_values=settings.analytics.catalogue_distinct_values,
+            timeout_ms=settings.analytics.statement_timeout_ms,
+        )
+    except (SourceError, CatalogueError) as exc:
+        raise StartupError(f"analytics: {exc}") from None
+    except psycopg.Error as exc:
+        raise StartupError(
+            f"analytics: ANALYTICS_DATABASE_URL cannot be read ({str(exc).strip()}); check the "
+            "URL, the role's password and its GRANTs (README: 'Connecting your database')"
+        ) from None
+
+
 async def start_analytics(components: Components) -> None:
-    """Seed (when configured), open the reader pool, provide the context and the chart store."""
+    """Seed (when configured), open the reader pool, provide the context and the chart store;
+    with ANALYTICS_DATABASE_URL, connect that database and build its catalogue instead."""
+    if components.settings.analytics.database_url is not None:
+        await start_external(components)
+        return
     settings = components.settings
     stores = components.stores
     if settings.analytics.seed_on_start:
@@ -129,6 +167,67 @@ async def chart_links(settings: Settings, redis: AnyRedis) -> ChartLinks:
     return ChartLinks(secret, settings.analytics.chart_link_ttl_seconds, base.rstrip("/"))
 
 
+async def start_external(components: Components) -> None:
+    """The user's database: its catalogue, a pool as its (read-only) role, loud warnings."""
+    settings = components.settings
+    source = await asyncio.to_thread(open_external, settings)
+    for warning in source.role.warnings:
+        log.warning("ANALYTICS DATABASE IS NOT READ-ONLY: %s", warning)
+    log.info(
+        "analytics answers from %s (schemas %s): %d tables, %d metrics; catalogue %s",
+        source.label, ", ".join(source.scope.schemas), len(source.catalogue.visible_tables()),
+        len(source.catalogue.metrics), source.catalogue_path,
+    )  # fmt: skip
+    pool = open_reader_pool(
+        source.conninfo,
+        max_size=settings.analytics.pool_size,
+        timeout=settings.storage.connect_timeout_seconds,
+    )
+    await pool.open()
+    components.stack.push_async_callback(pool.close)
+    components.agents.provide(
+        AnalyticsContext.from_settings(
+            settings, pool, catalogue=source.catalogue, scope=source.scope
+        )
+    )
+    charts = ChartStore(
+        components.stores.redis,
+        ttl_seconds=settings.analytics.chart_ttl_seconds,
+        links=await chart_links(settings, components.stores.redis),
+    )
+    components.agents.provide(charts)
+
+    async def check() -> Dependency:
+        return await external_health(pool, source)
+
+    def snapshot() -> dict[str, Any]:
+        return {"pool": pool.get_stats(), "charts": charts.stats.as_dict()}
+
+    components.health.append(check)
+    components.metrics["analytics"] = snapshot
+
+
+async def external_health(
+    pool: AsyncConnectionPool, source: ExternalSource, timeout: float = HEALTH_TIMEOUT_SECONDS
+) -> Dependency:
+    """The external database answers, and what its role may do (warnings when it can write)."""
+    started = time.perf_counter()
+    warnings = list(source.role.warnings) or None
+    error: str | None = None
+    try:
+        async with pool.connection(timeout=timeout) as conn:
+            await conn.execute("SELECT 1")
+            await conn.rollback()
+    except Exception as exc:
+        error = "timed out" if isinstance(exc, TimeoutError) else f"{type(exc).__name__}: {exc}"
+    ms = round((time.perf_counter() - started) * 1000, 2)
+    status = "error" if error else ("warning" if warnings else "ok")
+    return Dependency(
+        "analytics", status, "external", ms, source.label, error and error.splitlines()[0],
+        required=False, warnings=warnings,
+    )  # fmt: skip
+
+
 def _target(conninfo: str) -> str:
     params = conninfo_to_dict(conninfo)
     return f"{params.get('user')}@{params.get('host') or 'localhost'}/{params.get('dbname')}"
@@ -171,6 +270,40 @@ async def reader_health(
             "`python main.py seed-analytics`",
         )
     return done("ok")
+
+
+# --- python main.py analytics-catalogue refresh -------------------------------------------------
+
+
+def catalogue_command(settings: Settings, action: str = "refresh") -> int:
+    """Re-read ANALYTICS_DATABASE_URL's schema and write its catalogue (exit 0; without the URL,
+    export the demo's catalogue), or say why not (exit 3: the database or the file failed)."""
+    if settings.analytics.database_url is None:
+        path = derived_path(catalogue_path(settings)).with_name("demo.catalogue.yaml")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(dump_yaml(bundled_catalogue()), encoding="utf-8")
+        print(
+            "ANALYTICS_DATABASE_URL is not set, so the agent answers from the bundled demo. Its "
+            f"hand-written catalogue, in the catalogue format, is written to {path} for "
+            "reading. Set ANALYTICS_DATABASE_URL to derive your database's catalogue."
+        )
+        return 0
+    try:
+        source = open_external(settings)
+    except StartupError as exc:
+        print(f"analytics-catalogue {action} failed: {exc}", file=sys.stderr)
+        return 3
+    cat = source.catalogue
+    print(
+        f"Catalogue of {source.label} (schemas {', '.join(source.scope.schemas)}): "
+        f"{len(cat.visible_tables())} tables, {sum(len(t.visible_columns()) for t in cat.tables)} "
+        f"columns, {len(cat.metrics)} metrics."
+    )
+    print(f"Derived: {derived_path(source.catalogue_path)}")
+    print(f"Your edits (loaded over it): {source.catalogue_path}")
+    for warning in source.role.warnings:
+        print(f"WARNING: {warning}")
+    return 0
 
 
 # --- python main.py seed-analytics -----------------------------------------------------------

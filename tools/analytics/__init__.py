@@ -11,9 +11,19 @@ Module map (each module's docstring has the details):
 - `seed`: `ensure_seeded(conninfo, reader_user=..., reader_password=...) -> SeedReport`
   (**synchronous**; call it with `asyncio.to_thread` from async code). Idempotent (version
   marker), safe for concurrent starts (advisory lock), COPY-fast; creates the reader role.
-- `guard`: `validate_sql(text) -> ValidatedSQL` or `SQLRefused` (sqlglot, postgres dialect).
+- `guard`: `validate_sql(text, scope=...) -> ValidatedSQL` or `SQLRefused` (sqlglot, postgres
+  dialect; `scope` = the readable schemas and tables, the demo's by default).
+- `source`: `Scope`, `DEMO_SCOPE`, `check_role` (superuser / writable role warnings), the
+  supported dialect (PostgreSQL only).
+- `catalogue_file`: the catalogue format (tables, columns with roles, FKs, metrics as SQL,
+  synonyms, hidden) and the user's edits laid over a derived catalogue (YAML).
+- `introspect`: `read_schema` (a PostgreSQL schema as the agent's role sees it) and `derive`.
+- `external`: `open_source(ANALYTICS_DATABASE_URL, schemas, catalogue_path) -> ExternalSource`.
+- `ask`, `ask_sql`: model-free questions over any catalogue; `bundled`: the demo's semantic
+  layer as a catalogue.
 - `executor`: `reader_conninfo`, `open_reader_pool`, `run_readonly(pool, sql, ...)` (READ ONLY
-  transaction, statement_timeout, row cap, server-side cursor, cancellation-safe).
+  transaction, statement_timeout, EXPLAIN cost ceiling, row cap, server-side cursor,
+  cancellation-safe) and `explain` (plan only).
 - `catalogue`, `periods`, `semantic`: the semantic layer (metrics x dimensions x time filters);
   `semantic.generate(question, today) -> SQLGeneration`.
 - `sqlgen`: `generate_sql(question, today, model)`: model-written SQL (validated, one repair

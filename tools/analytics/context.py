@@ -18,8 +18,10 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypedDict
 from langchain_core.language_models import BaseChatModel
 from psycopg_pool import AsyncConnectionPool
 
-from tools.analytics.executor import run_readonly
+from tools.analytics.catalogue_file import Catalogue
+from tools.analytics.executor import explain, run_readonly
 from tools.analytics.outputs import QueryResult
+from tools.analytics.source import DEMO_SCOPE, Scope
 
 if TYPE_CHECKING:
     from config import Settings
@@ -60,6 +62,11 @@ class AnalyticsContext:
     preview_rows: int = 20
     statement_timeout_ms: int = 5000
     max_sql_chars: int = 20_000
+    #: The readable schemas and tables (the demo's, or the external database's catalogue's).
+    scope: Scope = DEMO_SCOPE
+    #: The external database's catalogue; None = the bundled demo and its semantic layer.
+    catalogue: Catalogue | None = None
+    cost_limit: float | None = None
 
     @classmethod
     def from_settings(
@@ -69,14 +76,21 @@ class AnalyticsContext:
         *,
         user_id: str = "anonymous",
         sql_model: BaseChatModel | None = None,
+        catalogue: Catalogue | None = None,
+        scope: Scope = DEMO_SCOPE,
     ) -> AnalyticsContext:
-        """A context with the `analytics_*` settings' limits."""
+        """A context with the `analytics_*` settings' limits (an external database's catalogue
+        and scope when given: no demo note, and "today" is the real date)."""
+        external = catalogue is not None
         return cls(
             pool=pool,
             user_id=user_id,
-            demo_mode=settings.analytics.demo_mode,
+            demo_mode=settings.analytics.demo_mode and not external,
             sql_model=sql_model,
-            reference_date=settings.analytics.reference_date,
+            reference_date=date.today() if external else settings.analytics.reference_date,
+            scope=scope,
+            catalogue=catalogue,
+            cost_limit=settings.analytics.explain_cost_limit,
             row_cap=settings.analytics.row_cap,
             preview_rows=settings.analytics.preview_rows,
             statement_timeout_ms=settings.analytics.statement_timeout_ms,
@@ -95,6 +109,19 @@ class AnalyticsContext:
             row_cap=self.row_cap,
             statement_timeout_ms=self.statement_timeout_ms,
             max_sql_chars=self.max_sql_chars,
+            scope=self.scope,
+            cost_limit=self.cost_limit,
+        )
+
+    async def explain(self, sql: str) -> None:
+        """Plan `sql` (validated, read-only, not run): raises the guard's or the database's
+        error, which a model gets back once to correct its query."""
+        await explain(
+            self.pool,
+            sql,
+            statement_timeout_ms=self.statement_timeout_ms,
+            max_sql_chars=self.max_sql_chars,
+            scope=self.scope,
         )
 
 

@@ -17,6 +17,7 @@ the server and roll back; the pool gets the connection back idle, with no open t
 from __future__ import annotations
 
 import datetime as dt
+import json
 import time
 import uuid
 from decimal import Decimal
@@ -26,8 +27,9 @@ from psycopg import AsyncConnection, sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from psycopg_pool import AsyncConnectionPool
 
-from tools.analytics.guard import validate_sql
+from tools.analytics.guard import SQLRefused, validate_sql
 from tools.analytics.outputs import ColumnKind, QueryResult
+from tools.analytics.source import DEMO_SCOPE, Scope
 from tools.pg_pool import reconnect_timeout
 
 #: Postgres type OIDs by kind (int2/4/8, oid, float4/8, numeric; date, timestamp(tz); bool).
@@ -97,19 +99,26 @@ async def run_readonly(
     row_cap: int = 1000,
     statement_timeout_ms: int = 5000,
     max_sql_chars: int = 20_000,
+    scope: Scope = DEMO_SCOPE,
+    cost_limit: float | None = None,
 ) -> QueryResult:
     """Validate `text`, run it as the reader, return at most `row_cap` rows (JSON values).
 
-    Raises `SQLRefused` (the guard) or a psycopg error (e.g. `QueryCanceled` on timeout).
+    `scope` is the source's readable schemas (the demo's by default); with `cost_limit`, the
+    query is EXPLAINed first, in the same read-only transaction, and refused when the planner's
+    total cost is above it. Raises `SQLRefused` (the guard, the cost ceiling) or a psycopg error
+    (e.g. `QueryCanceled` on timeout).
     """
     if not 1 <= row_cap <= 100_000:
         raise ValueError(f"row_cap must be 1..100000 (got {row_cap})")
     if not 1 <= statement_timeout_ms <= 3_600_000:
         raise ValueError(f"statement_timeout_ms must be 1..3600000 (got {statement_timeout_ms})")
-    validated = validate_sql(text, max_chars=max_sql_chars)
+    validated = validate_sql(text, max_chars=max_sql_chars, scope=scope)
     started = time.perf_counter()
     async with pool.connection() as conn:
-        rows, description = await _fetch(conn, validated.sql, row_cap, statement_timeout_ms)
+        rows, description = await _fetch(
+            conn, validated.sql, row_cap, statement_timeout_ms, scope, cost_limit
+        )
     columns = [d.name for d in description]
     kinds = [_kind(d.type_code) for d in description]
     truncated = len(rows) > row_cap
@@ -126,7 +135,12 @@ async def run_readonly(
 
 
 async def _fetch(
-    conn: AsyncConnection[Any], query: str, row_cap: int, timeout_ms: int
+    conn: AsyncConnection[Any],
+    query: str,
+    row_cap: int,
+    timeout_ms: int,
+    scope: Scope = DEMO_SCOPE,
+    cost_limit: float | None = None,
 ) -> tuple[list[tuple[Any, ...]], list[Any]]:
     async with conn.transaction():
         # READ ONLY must be the transaction's first statement; SET LOCAL ends with it.
@@ -139,7 +153,9 @@ async def _fetch(
                 sql.Literal(f"{max(timeout_ms * 2, 1000)}ms")
             )
         )
-        await conn.execute("SET LOCAL search_path = analytics")
+        await conn.execute(sql.SQL("SET LOCAL search_path = {}").format(sql.SQL(scope.search_path)))
+        if cost_limit is not None:
+            await _check_cost(conn, query, cost_limit)
         # A server-side cursor (DECLARE ... CURSOR FOR, which itself only takes a query), so
         # a huge result stays on the server and only row_cap + 1 rows cross the wire.
         async with conn.cursor(name=f"analytics_{uuid.uuid4().hex[:12]}") as cur:
@@ -147,3 +163,42 @@ async def _fetch(
             rows = await cur.fetchmany(row_cap + 1)
             description = list(cur.description or [])
     return list(rows), description
+
+
+async def explain(
+    pool: AsyncConnectionPool,
+    text: str,
+    *,
+    statement_timeout_ms: int = 5000,
+    max_sql_chars: int = 20_000,
+    scope: Scope = DEMO_SCOPE,
+) -> None:
+    """Validate and plan `text` without running it: the guard's `SQLRefused`, or the
+    database's error (an unknown column, a type mismatch) as a psycopg error."""
+    validated = validate_sql(text, max_chars=max_sql_chars, scope=scope)
+    async with pool.connection() as conn, conn.transaction():
+        await conn.execute("SET TRANSACTION READ ONLY")
+        await conn.execute(
+            sql.SQL("SET LOCAL statement_timeout = {}").format(
+                sql.Literal(f"{statement_timeout_ms}ms")
+            )
+        )
+        await conn.execute(sql.SQL("SET LOCAL search_path = {}").format(sql.SQL(scope.search_path)))
+        await conn.execute(b"EXPLAIN " + validated.sql.encode())
+
+
+async def _check_cost(conn: AsyncConnection[Any], query: str, cost_limit: float) -> None:
+    """Refuse the query when the planner's estimate is above `cost_limit` (nothing has run:
+    plain EXPLAIN only plans)."""
+    cursor = await conn.execute(b"EXPLAIN (FORMAT JSON) " + query.encode())
+    row = await cursor.fetchone()
+    plan = row[0] if row else None
+    if isinstance(plan, str):
+        plan = json.loads(plan)
+    cost = float(plan[0]["Plan"]["Total Cost"]) if plan else 0.0
+    if cost > cost_limit:
+        raise SQLRefused(
+            f"SQL refused: the planner estimates this query at cost {cost:,.0f}, above "
+            f"ANALYTICS_EXPLAIN_COST_LIMIT ({cost_limit:,.0f}); it did not run. Ask for a "
+            "shorter period, fewer breakdowns or an aggregate, or raise the setting."
+        )

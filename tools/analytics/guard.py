@@ -30,6 +30,7 @@ from sqlglot.optimizer.normalize_identifiers import normalize_identifiers
 from sqlglot.optimizer.qualify_tables import qualify_tables
 
 from tools.analytics.schema import MARKER_TABLE, SCHEMA, TABLE_NAMES
+from tools.analytics.source import DEMO_SCOPE, Scope
 
 #: sqlglot expression classes (typed functions) a query may use.
 ALLOWED_FUNCTION_CLASSES: frozenset[str] = frozenset(
@@ -122,41 +123,71 @@ class ValidatedSQL:
     tables: tuple[str, ...]
 
 
-def _refuse(reason: str) -> SQLRefused:
+def _refuse(reason: str, scope: Scope = DEMO_SCOPE) -> SQLRefused:
+    if scope is DEMO_SCOPE:
+        where = f"schema {SCHEMA} ({', '.join(sorted(TABLE_NAMES))})"
+    else:
+        shown = scope.names()
+        where = (
+            f"schema {', '.join(scope.schemas)} ({shown[:300]}{'...' if len(shown) > 300 else ''})"
+        )
     return SQLRefused(
         f"SQL refused: {reason}. Only one read-only SELECT (CTEs allowed) over the tables of "
-        f"schema {SCHEMA} ({', '.join(sorted(TABLE_NAMES))}) can run."
+        f"{where} can run; this agent never writes, whatever the question asks."
     )
 
 
-def validate_sql(text: str, *, max_chars: int = 20_000) -> ValidatedSQL:
-    """Check `text` and return the SQL to execute, or raise `SQLRefused`."""
+def validate_sql(text: str, *, max_chars: int = 20_000, scope: Scope = DEMO_SCOPE) -> ValidatedSQL:
+    """Check `text` and return the SQL to execute, or raise `SQLRefused`.
+
+    `scope` names the readable schemas and tables (the demo's `analytics` by default); an
+    unqualified table resolves to the first schema of the scope that has it.
+    """
     if not text or not text.strip():
-        raise _refuse("the SQL is empty")
+        raise _refuse("the SQL is empty", scope)
     if len(text) > max_chars:
-        raise _refuse(f"the SQL is {len(text)} characters long (at most {max_chars})")
+        raise _refuse(f"the SQL is {len(text)} characters long (at most {max_chars})", scope)
     try:
         statements = [s for s in sqlglot.parse(text, read="postgres") if s is not None]
     except SqlglotError as exc:
         raise _refuse(
-            f"it does not parse as PostgreSQL ({str(exc).splitlines()[0][:200]})"
+            f"it does not parse as PostgreSQL ({str(exc).splitlines()[0][:200]})", scope
         ) from None
     if len(statements) != 1:
-        raise _refuse(f"it holds {len(statements)} statements, not one")
+        raise _refuse(f"it holds {len(statements)} statements, not one", scope)
     tree = statements[0]
     if not _is_select(tree):
-        raise _refuse(f"it is a {tree.key.upper()} statement, not a SELECT")
+        raise _refuse(f"it is a {tree.key.upper()} statement, not a SELECT", scope)
     for node in tree.walk():
-        _check_node(node)
+        _check_node(node, scope)
     tree = normalize_identifiers(tree, dialect="postgres")
-    tree = qualify_tables(tree, db=SCHEMA, dialect="postgres")
-    tables = _check_tables(tree)
+    if scope is DEMO_SCOPE:
+        tree = qualify_tables(tree, db=SCHEMA, dialect="postgres")
+    else:
+        _qualify(tree, scope)
+    tables = _check_tables(tree, scope)
     rendered = tree.sql(dialect="postgres", comments=False)
-    _check_round_trip(rendered)
+    _check_round_trip(rendered, scope)
     return ValidatedSQL(rendered, tables)
 
 
-def _check_round_trip(rendered: str) -> None:
+def _qualify(tree: exp.Expr, scope: Scope) -> None:
+    """Qualify each unqualified table that is not a CTE with the scope schema that has it."""
+    cte_names = {cte.alias_or_name for cte in tree.find_all(exp.CTE)}
+    for table in tree.find_all(exp.Table):
+        if table.db or not isinstance(table.this, exp.Identifier):
+            continue
+        if table.name in cte_names:
+            continue
+        schema = scope.resolve(table.name)
+        if schema is None:
+            raise _refuse(f"there is no table {table.name} in {', '.join(scope.schemas)}", scope)
+        table.set("db", exp.to_identifier(schema))
+        if not table.alias:
+            table.set("alias", exp.TableAlias(this=exp.to_identifier(table.name)))
+
+
+def _check_round_trip(rendered: str, scope: Scope = DEMO_SCOPE) -> None:
     """Refuse SQL whose rendering does not read back as the same single SELECT.
 
     What executes is the rendering, not the text that was checked; sqlglot's generator can
@@ -167,13 +198,13 @@ def _check_round_trip(rendered: str) -> None:
     try:
         again = [s for s in sqlglot.parse(rendered, read="postgres") if s is not None]
     except SqlglotError:
-        raise _refuse(problem) from None
+        raise _refuse(problem, scope) from None
     if len(again) != 1 or not _is_select(again[0]):
-        raise _refuse(problem)
+        raise _refuse(problem, scope)
     if again[0].sql(dialect="postgres", comments=False) != rendered:
-        raise _refuse(problem)
+        raise _refuse(problem, scope)
     for node in again[0].walk():
-        _check_node(node)
+        _check_node(node, scope)
 
 
 def _is_select(tree: exp.Expr) -> bool:
@@ -194,7 +225,7 @@ def _function_name(node: exp.Func) -> str:
     return rendered.split("(", 1)[0].strip().lower() or node.sql_name().lower()
 
 
-def _check_node(node: exp.Expr) -> None:
+def _check_node(node: exp.Expr, scope: Scope = DEMO_SCOPE) -> None:
     if isinstance(node, FORBIDDEN_NODES):
         labels: dict[type[exp.Expr], str] = {
             exp.Into: "SELECT ... INTO",
@@ -203,10 +234,12 @@ def _check_node(node: exp.Expr) -> None:
             exp.Parameter: "a query parameter",
         }
         label = labels.get(type(node), f"a {node.key.upper()} clause")
-        raise _refuse(f"it contains {label}")
+        raise _refuse(f"it contains {label}", scope)
     if isinstance(node, exp.Func):
         if isinstance(node.parent, exp.Dot):
-            raise _refuse(f"schema-qualified function {node.parent.sql('postgres')} is not allowed")
+            raise _refuse(
+                f"schema-qualified function {node.parent.sql('postgres')} is not allowed", scope
+            )
         if isinstance(node, exp.Anonymous):
             allowed = str(node.name).lower() in ALLOWED_ANONYMOUS
         else:
@@ -219,29 +252,35 @@ def _check_node(node: exp.Expr) -> None:
     if isinstance(node, exp.DataType) and isinstance(node.parent, exp.Cast | exp.TryCast):
         name = node.this.name if isinstance(node.this, exp.DataType.Type) else str(node.this)
         if name not in ALLOWED_TYPES:
-            raise _refuse(f"a cast to {node.sql('postgres')} is not allowed")
+            raise _refuse(f"a cast to {node.sql('postgres')} is not allowed", scope)
     if isinstance(node, exp.With) and node.args.get("recursive"):
-        raise _refuse("recursive CTEs (WITH RECURSIVE) are not allowed")
+        raise _refuse("recursive CTEs (WITH RECURSIVE) are not allowed", scope)
     if isinstance(node, exp.Table) and not isinstance(node.this, exp.Identifier):
-        raise _refuse("table functions (e.g. FROM generate_series(...)) are not allowed")
+        raise _refuse("table functions (e.g. FROM generate_series(...)) are not allowed", scope)
 
 
-def _check_tables(tree: exp.Expr) -> tuple[str, ...]:
-    """Every table read is `analytics.<known table>`; unqualified ones left are CTE names."""
+def _check_tables(tree: exp.Expr, scope: Scope = DEMO_SCOPE) -> tuple[str, ...]:
+    """Every table read is a known table of a scope schema; unqualified ones left are CTEs."""
     cte_names = {cte.alias_or_name for cte in tree.find_all(exp.CTE)}
     used: list[str] = []
     for table in tree.find_all(exp.Table):
         if table.args.get("catalog"):
-            raise _refuse(f"{table.sql('postgres')} names another database")
+            raise _refuse(f"{table.sql('postgres')} names another database", scope)
         schema, name = table.db, table.name
         if not schema:
             if name in cte_names:
                 continue
-            raise _refuse(f"table {name} is not in schema {SCHEMA}")
-        if schema != SCHEMA:
-            raise _refuse(f"schema {schema} is not readable (table {schema}.{name})")
-        if name not in READABLE_TABLES:
-            raise _refuse(f"{SCHEMA} has no table {name}")
-        if name not in used:
-            used.append(name)
+            raise _refuse(f"table {name} is not in schema {scope.default_schema}", scope)
+        if schema not in scope.schemas:
+            what = "a system catalog" if schema in ("pg_catalog", "information_schema") else ""
+            raise _refuse(
+                f"schema {schema} is not readable{' (' + what + ')' if what else ''} "
+                f"(table {schema}.{name})",
+                scope,
+            )
+        if (schema, name) not in scope.tables:
+            raise _refuse(f"{schema} has no table {name}", scope)
+        label = name if scope is DEMO_SCOPE else f"{schema}.{name}"
+        if label not in used:
+            used.append(label)
     return tuple(used)

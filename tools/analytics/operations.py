@@ -148,6 +148,9 @@ async def generate_sql(ctx: OperationContext, payload: GenerateSqlInput) -> SQLG
         engine.reference_date,
         engine.sql_model,
         max_sql_chars=engine.max_sql_chars,
+        catalogue=engine.catalogue,
+        scope=engine.scope,
+        check=engine.explain if engine.sql_model is not None else None,
     )
 
 
@@ -164,6 +167,17 @@ async def run_sql(ctx: OperationContext, payload: RunSqlInput) -> QueryResult:
 @operation(CAPABILITY, read_only=True)
 async def list_kpis(ctx: OperationContext, payload: ListKpisInput) -> KpiCatalogue:
     """The KPIs (metrics) that can be asked for, with their units and names."""
+    catalogue = engine_of(ctx).catalogue
+    wanted = payload.search.strip().lower()
+    if catalogue is not None:
+        return KpiCatalogue(
+            metrics=[
+                Kpi(key=m.key, label=m.label, unit=m.unit, description=m.description or m.sql,
+                    aliases=list(m.synonyms), higher_is_better=m.higher_is_better)
+                for m in catalogue.metrics
+                if not wanted or any(wanted in n.lower() for n in (m.key, m.label, *m.synonyms))
+            ]
+        )  # fmt: skip
     return KpiCatalogue(
         metrics=[
             Kpi(
@@ -175,7 +189,7 @@ async def list_kpis(ctx: OperationContext, payload: ListKpisInput) -> KpiCatalog
                 higher_is_better=m.higher_is_better,
             )
             for m in METRICS
-            if _matches(m, payload.search.strip().lower())
+            if _matches(m, wanted)
         ]
     )
 
@@ -200,6 +214,13 @@ async def explain_change(ctx: OperationContext, payload: ExplainChangeInput) -> 
     """Explain why a metric changed between two periods: decomposes the change by every
     dimension (region, dealer, model, plant, carrier, ...) and names the largest drivers."""
     engine = engine_of(ctx)
+    if engine.catalogue is not None:
+        raise OperationError(
+            "explain_change decomposes the bundled demo's metrics only; on your database, ask "
+            "for the metric by each dimension and period instead (e.g. 'revenue by country in "
+            "Q1 2025 vs Q1 2024').",
+            status=422,
+        )
     try:
         chosen = resolve_metric(payload.metric)
         current = parse_period(payload.period, engine.reference_date)

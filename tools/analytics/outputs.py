@@ -55,6 +55,9 @@ class SQLGeneration(BaseModel):
     comparison: PeriodModel | None = None
     filters: dict[str, list[str]] = Field(default_factory=dict)
     measures: dict[str, MeasureMeta] = Field(default_factory=dict)
+    catalogue_metric: str = Field(
+        "", description="The catalogue metric (or column aggregate) the SQL computes."
+    )
     message: str = ""
 
 

@@ -19,6 +19,39 @@ class AnalyticsSettings(SettingsGroup):
 
     env_prefix: ClassVar[str] = "ANALYTICS_"
 
+    database_url: SecretStr | None = Field(
+        None,
+        description="PostgreSQL database the analytics agent answers from (postgresql://"
+        "role:password@host/db, a read-only role: see README 'Connecting your database'); "
+        "unset = the bundled demo dataset (schema `analytics` in DATABASE_URL).",
+    )
+    schemas: str = Field(
+        "public",
+        pattern=r"^[a-z_][a-z0-9_$]{0,62}( *, *[a-z_][a-z0-9_$]{0,62})*$",
+        description="Comma-separated schemas of ANALYTICS_DATABASE_URL the agent may read (the "
+        "first one resolves unqualified table names); pg_catalog and information_schema never.",
+    )
+    catalogue_path: str = Field(
+        "",
+        max_length=1000,
+        description="The editable catalogue file (YAML) of ANALYTICS_DATABASE_URL: your names, "
+        "synonyms, metrics and hidden columns, loaded over the one derived from the schema "
+        "(written next to it as <name>.derived.yaml). Empty = DATA_DIR/analytics/catalogue.yaml.",
+    )
+    catalogue_distinct_values: int = Field(
+        25,
+        ge=0,
+        le=500,
+        description="A text column with at most this many distinct values gets them listed in "
+        "the catalogue (filter words such as 'in Germany'); 0 = none.",
+    )
+    explain_cost_limit: float = Field(
+        5e7,
+        gt=0,
+        le=1e15,
+        description="Refuse an analytics query whose EXPLAIN total cost exceeds this, before it "
+        "runs (Postgres planner cost units).",
+    )
     seed_on_start: bool = Field(
         True,
         description="Create and seed the analytics demo dataset (schema `analytics`) at start-up "

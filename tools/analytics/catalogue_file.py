@@ -1,0 +1,264 @@
+"""The catalogue file: what a database holds, in words a question uses, editable by its owner.
+
+One format serves both sources: the catalogue derived from an external database's schema
+(`tools.analytics.introspect.derive`) and the bundled demo's hand-written semantic layer
+(`bundled_catalogue()`, written from `tools.analytics.catalogue`). A catalogue has
+
+- tables (entities): schema, name, label, synonyms, description, primary key, foreign keys
+  (the join graph; every FK is a many-to-one edge), the time column, hidden;
+- columns: type, role (`measure` numeric, `dimension` text/bool/FK, `time` date/timestamp,
+  `key` id), label, synonyms, description, a few distinct `values`, hidden;
+- metrics: a named SQL aggregate over one table (`SUM(total) / COUNT(*)`), with synonyms, unit
+  and whether higher is better. Bare column names in a metric's SQL belong to its table.
+
+The user's file holds only what they change, in the same shape (`CatalogueEdits`): an entry
+names a table (and column) and sets the fields to replace; metrics are added or replaced by key;
+`hidden: true` removes a table or column from answers and from the model's context.
+`apply_edits(derived, edits)` lays them over the derived catalogue at every load, so a refresh of
+the schema never loses them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field
+
+from tools.analytics.outputs import Unit
+
+Role = Literal["measure", "dimension", "time", "key"]
+
+
+class ForeignKey(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    columns: list[str]
+    references: str = Field(description="schema.table")
+    referenced_columns: list[str]
+
+
+class ColumnEntry(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str
+    type: str = "text"
+    role: Role = "dimension"
+    label: str = ""
+    synonyms: list[str] = Field(default_factory=list)
+    description: str = ""
+    values: list[str] = Field(default_factory=list)
+    hidden: bool = False
+
+
+class TableEntry(BaseModel):
+    schema_: str = Field(alias="schema")
+    name: str
+    label: str = ""
+    synonyms: list[str] = Field(default_factory=list)
+    description: str = ""
+    primary_key: list[str] = Field(default_factory=list)
+    foreign_keys: list[ForeignKey] = Field(default_factory=list)
+    time_column: str | None = None
+    label_column: str | None = Field(
+        None, description="The column that names a row (a breakdown by this entity shows it)."
+    )
+    columns: list[ColumnEntry] = Field(default_factory=list)
+    hidden: bool = False
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    @property
+    def key(self) -> str:
+        return f"{self.schema_}.{self.name}"
+
+    def column(self, name: str) -> ColumnEntry | None:
+        return next((c for c in self.columns if c.name == name), None)
+
+    def visible_columns(self) -> list[ColumnEntry]:
+        return [c for c in self.columns if not c.hidden]
+
+
+class MetricEntry(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    key: str = Field(pattern=r"^[a-z_][a-z0-9_]{0,62}$")
+    label: str
+    table: str = Field(description="schema.table the metric aggregates")
+    sql: str = Field(description="An aggregate SQL expression over the table's columns.")
+    synonyms: list[str] = Field(default_factory=list)
+    unit: Unit = "count"
+    description: str = ""
+    higher_is_better: bool = True
+
+
+class Catalogue(BaseModel):
+    """A database described for questions (see the module docstring)."""
+
+    model_config = ConfigDict(extra="forbid")
+    version: int = 1
+    source: str = ""
+    schemas: list[str] = Field(default_factory=list)
+    tables: list[TableEntry] = Field(default_factory=list)
+    metrics: list[MetricEntry] = Field(default_factory=list)
+
+    def table(self, key: str) -> TableEntry | None:
+        """A table by `schema.table` or, when unambiguous, by bare name."""
+        found = [t for t in self.tables if key in (t.key, t.name)]
+        return found[0] if len(found) == 1 or (found and found[0].key == key) else None
+
+    def visible_tables(self) -> list[TableEntry]:
+        return [t for t in self.tables if not t.hidden]
+
+    def describe(self) -> str:
+        """The catalogue as compact text for a chat model (what it may use, not raw DDL)."""
+        lines = []
+        for t in self.visible_tables():
+            cols = []
+            for c in t.visible_columns():
+                extra = f" e.g. {', '.join(repr(v) for v in c.values[:6])}" if c.values else ""
+                note = f" -- {c.description}" if c.description else ""
+                cols.append(f"{c.name} {c.type} [{c.role}]{extra}{note}")
+            fks = "; ".join(
+                f"{', '.join(f.columns)} -> {f.references}({', '.join(f.referenced_columns)})"
+                for f in t.foreign_keys
+            )
+            head = f"{t.key}" + (f" ({t.description})" if t.description else "")
+            lines.append(f"{head}: " + ", ".join(cols) + (f". Joins: {fks}" if fks else ""))
+        if self.metrics:
+            lines.append("Metrics (use these exact formulas):")
+            lines += [f"- {m.label} [{m.key}] on {m.table}: {m.sql}" for m in self.metrics]
+        return "\n".join(lines)
+
+
+class ColumnEdit(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str
+    role: Role | None = None
+    label: str | None = None
+    synonyms: list[str] | None = None
+    description: str | None = None
+    values: list[str] | None = None
+    hidden: bool | None = None
+
+
+class TableEdit(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    name: str = Field(description="schema.table (or the bare name when unambiguous)")
+    label: str | None = None
+    synonyms: list[str] | None = None
+    description: str | None = None
+    time_column: str | None = None
+    label_column: str | None = None
+    hidden: bool | None = None
+    columns: list[ColumnEdit] = Field(default_factory=list)
+
+
+class CatalogueEdits(BaseModel):
+    """The user's file: only what they change (see the module docstring)."""
+
+    model_config = ConfigDict(extra="forbid")
+    tables: list[TableEdit] = Field(default_factory=list)
+    metrics: list[MetricEntry] = Field(default_factory=list)
+
+
+class CatalogueError(ValueError):
+    """The catalogue file cannot be read or names what the database lacks; says which entry."""
+
+
+def apply_edits(derived: Catalogue, edits: CatalogueEdits) -> Catalogue:
+    """`derived` with the user's edits laid over it (a new catalogue; `derived` is kept)."""
+    out = derived.model_copy(deep=True)
+    for edit in edits.tables:
+        table = out.table(edit.name)
+        if table is None:
+            raise CatalogueError(
+                f"catalogue edit names table {edit.name!r}, which the database does not have "
+                f"(tables: {', '.join(t.key for t in out.tables)})"
+            )
+        for field in ("label", "synonyms", "description", "time_column", "label_column", "hidden"):
+            value = getattr(edit, field)
+            if value is not None:
+                setattr(table, field, value)
+        for cedit in edit.columns:
+            column = table.column(cedit.name)
+            if column is None:
+                raise CatalogueError(
+                    f"catalogue edit names column {table.key}.{cedit.name}, which does not exist"
+                )
+            for field, value in cedit.model_dump(exclude={"name"}).items():
+                if value is not None:
+                    setattr(column, field, value)
+    for metric in edits.metrics:
+        table = out.table(metric.table)
+        if table is None:
+            raise CatalogueError(f"metric {metric.key!r} names unknown table {metric.table!r}")
+        metric = metric.model_copy(update={"table": table.key})
+        out.metrics = [m for m in out.metrics if m.key != metric.key] + [metric]
+    return out
+
+
+EDITS_TEMPLATE = """\
+# Your edits to the analytics catalogue, laid over the one derived from the database at every
+# start-up and `python main.py analytics-catalogue refresh`. The derived catalogue is written
+# next to this file ({derived}): copy a table or column name from there and set only what
+# you want to change. Example:
+#
+# tables:
+#   - name: public.invoice
+#     label: order
+#     synonyms: [orders, sales]
+#     columns:
+#       - name: total
+#         synonyms: [revenue, sales amount]
+#       - name: billing_postal_code
+#         hidden: true
+# metrics:
+#   - key: average_order_value
+#     label: Average order value
+#     table: public.invoice
+#     sql: SUM(total) / NULLIF(COUNT(*), 0)
+#     synonyms: [aov, average order value]
+#     unit: currency
+tables: []
+metrics: []
+"""
+
+
+def derived_path(path: Path) -> Path:
+    """Where the derived catalogue is written for reading: `<stem>.derived.yaml` beside `path`."""
+    return path.with_name(f"{path.stem}.derived.yaml")
+
+
+def dump_yaml(data: BaseModel) -> str:
+    return yaml.safe_dump(
+        data.model_dump(mode="json", by_alias=True, exclude_defaults=True),
+        sort_keys=False,
+        allow_unicode=True,
+        width=100,
+    )
+
+
+def write_derived(path: Path, derived: Catalogue) -> None:
+    """Write the derived catalogue beside `path`, and the edits template when `path` is new."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    header = (
+        "# Derived from the database schema by Switchyard: regenerated at every start-up and "
+        f"refresh.\n# Do not edit this file; put your changes in {path.name}.\n"
+    )
+    derived_path(path).write_text(header + dump_yaml(derived), encoding="utf-8")
+    if not path.exists():
+        path.write_text(EDITS_TEMPLATE.format(derived=derived_path(path).name), encoding="utf-8")
+
+
+def read_edits(path: Path) -> CatalogueEdits:
+    """The user's edits at `path` (none when it is missing); CatalogueError says what is wrong."""
+    if not path.exists():
+        return CatalogueEdits()
+    try:
+        raw: Any = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        return CatalogueEdits.model_validate(raw)
+    except (yaml.YAMLError, ValueError) as exc:
+        raise CatalogueError(f"the catalogue file {path} cannot be read: {exc}") from None
+
+
+def load(path: Path, derived: Catalogue) -> Catalogue:
+    """The derived catalogue with the edits at `path`: what the agent answers from."""
+    return apply_edits(derived, read_edits(path))
