@@ -92,7 +92,7 @@ def test_a_ranking_still_lists_the_regions_dealers() -> None:
 def test_versus_names_what_it_computed() -> None:
     generation = generate("Vehicles built vs planned per plant last year", TODAY)
     assert generation.metrics == ["build_plan_attainment_pct", "units_built", "units_planned"]
-    assert "Units planned" in generation.explanation
+    assert "units planned" in generation.explanation.lower()
     # two periods are a period comparison, not two measures
     periods = generate("Units built in 2024 versus 2025", TODAY)
     assert periods.metrics == ["units_built"] and periods.comparison is not None
