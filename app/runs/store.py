@@ -20,6 +20,12 @@ cannot interleave:
 
     queued --claim--> running --finish--> done | failed | cancelled
     queued --cancel--> cancelled          failed | cancelled --resume--> queued
+
+A delayed run (``after_seconds``) is stored queued but put on the queue only when the scheduler
+releases it (:meth:`RunStore.release_delayed`).
+
+Over 400 lines because it is one class, `RunStore`: the record, its transition scripts, the
+indexes and the event stream of a run change together.
 """
 
 from __future__ import annotations

@@ -205,7 +205,6 @@ async def test_bad_crons_are_refused_with_the_fix(server: ApiProcess) -> None:
         assert wanted in caught.value.response.text
     with pytest.raises(NotFoundError):
         await client.crons.create("no-such-agent", schedule="* * * * *")
-    assert await client.crons.count() == 0 or True  # others' crons may exist in this module
 
 
 def test_a_stateless_cron_runs_on_new_threads(server: ApiProcess) -> None:
@@ -240,10 +239,9 @@ def test_after_seconds_delays_a_run(server: ApiProcess, store: redis.Redis) -> N
     assert client.runs.get(thread_id, run["run_id"])["status"] == "pending"
     client.runs.join(thread_id, run["run_id"])
     assert client.runs.get(thread_id, run["run_id"])["status"] == "success"
-    record = store.hgetall(f"sy:run:{{{run['run_id']}}}")
-    waited = (
-        datetime.fromisoformat(record["started_at"]) - datetime.fromisoformat(record["created_at"])
-    ).total_seconds()
+    record: dict[str, str] = store.hgetall(f"sy:run:{{{run['run_id']}}}")  # type: ignore[assignment]
+    started, created = record["started_at"], record["created_at"]
+    waited = (datetime.fromisoformat(started) - datetime.fromisoformat(created)).total_seconds()
     print(f"after_seconds=1.5: started {waited:.2f}s after it was created")
     assert waited >= 1.5
     # a delayed run can be cancelled before it is due: it never starts
