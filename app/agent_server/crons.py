@@ -204,7 +204,10 @@ async def patch_cron(
     _check_schedule(record)
     record.updated_at = now_iso()
     await CronStore(services.stores.redis).save(record)
-    await arm(services, record)
+    # only a change of when re-arms the job: a due time that is being fired (or about to be)
+    # is not skipped because the input or metadata changed
+    if given & {"schedule", "timezone", "end_time", "enabled"}:
+        await arm(services, record)
     return json_response(await cron_view(services, record))
 
 
