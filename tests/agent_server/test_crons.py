@@ -6,6 +6,7 @@ nothing; ``after_seconds`` delays a run; a thread's ``ttl`` sweeps it. Waits are
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -13,6 +14,7 @@ from typing import Any
 import httpx
 import pytest
 import redis
+import redis.asyncio as aredis
 from langgraph_sdk import get_client, get_sync_client
 from langgraph_sdk.errors import NotFoundError, UnprocessableEntityError
 
@@ -20,6 +22,7 @@ from tests.agent_server.conftest import KEY_A, KEY_B, api_env, wait_for
 from tests.support.processes import ApiProcess
 from tests.support.servers import RedisServer
 from tests.support.stub_openai import StubOpenAI
+from tools.scheduler import Scheduler, SchedulerSettings
 
 pytestmark = pytest.mark.slow
 
@@ -275,3 +278,37 @@ def test_a_threads_ttl_sweeps_it(server: ApiProcess) -> None:
     assert client.threads.get_state(kept)["values"]["messages"]  # its latest state stays
     with pytest.raises(UnprocessableEntityError):
         client.threads.create(ttl={"ttl": 5, "strategy": "archive"})
+
+
+def test_a_redelivered_firing_makes_no_second_run(
+    servers: tuple[ApiProcess, ApiProcess], redis_server: RedisServer
+) -> None:
+    """What a crash between a cron's run submission and the firing's completion leads to: the
+    same due time delivered again (same firing id). It finds the run the first delivery made."""
+    one, two = servers
+    client: Any = get_sync_client(url=one.url, api_key=KEY_A)
+    thread_id = client.threads.create()["thread_id"]
+    cron = client.crons.create_for_thread(
+        thread_id, "chat", schedule="0 0 1 1 *", input=chat_input("once")
+    )
+    job_id = f"cron:{cron['cron_id']}"
+    due = datetime.now(UTC).replace(microsecond=0)
+
+    async def deliver() -> None:  # put the job back at the same due time, as a lost lease does
+        client_redis = aredis.Redis.from_url(redis_server.url)
+        await Scheduler(client_redis, SchedulerSettings()).reschedule(job_id, due)
+        await client_redis.aclose()
+
+    before = scheduler_fired(one) + scheduler_fired(two)
+
+    def delivered() -> int:
+        return scheduler_fired(one) + scheduler_fired(two) - before
+
+    for delivery in (1, 2):
+        asyncio.run(deliver())
+        wait_for(lambda: delivered() >= delivery, what=f"delivery {delivery}")  # noqa: B023
+    runs = client.runs.list(thread_id, limit=100)
+    print(f"one due time delivered twice: {len(runs)} run(s)")
+    assert len(runs) == 1 and runs[0]["metadata"]["cron_id"] == cron["cron_id"]
+    client.runs.join(thread_id, runs[0]["run_id"])
+    client.crons.delete(cron["cron_id"])
