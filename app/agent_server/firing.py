@@ -6,7 +6,8 @@ effect once:
 - ``cron``: submits the firing's run with a run id derived from the firing (uuid5 of the job
   and due time): a re-delivered firing finds that run and submits nothing. A refusal that may
   pass (the owner's runs quota, 429; a busy thread with ``reject``, 409) is retried by the
-  scheduler; one that will not (the assistant or thread is gone, 404/422) skips this firing.
+  scheduler; one that will not (404/422) skips this firing. A cron whose thread is gone (it
+  expired) is deleted.
 - ``run.delayed``: queues the pending run (once: :meth:`app.runs.store.RunStore.release_delayed`).
 - ``thread.ttl``: deletes the thread (strategy ``delete``) or prunes it to its latest
   checkpoint (``keep_latest``); a busy thread is swept a minute later.
@@ -20,7 +21,7 @@ from datetime import datetime, timedelta
 
 from fastapi import HTTPException
 
-from app.agent_server.cron_store import CronStore
+from app.agent_server.cron_store import CronStore, delete_cron
 from app.agent_server.jobs import CRON, DELAYED_RUN, THREAD_TTL, cron_job_id
 from app.agent_server.models import RunCreate
 from app.agent_server.submit import submit_run
@@ -60,6 +61,12 @@ def register_jobs(services: Services) -> None:
         record = await CronStore(services.stores.redis).get(cron_id)
         if record is None or not record.enabled:  # deleted or disabled meanwhile
             await scheduler.cancel(cron_job_id(cron_id))
+            return None
+        if record.thread_key and await services.sessions.get(record.thread_key) is None:
+            # its thread expired (CHECKPOINT_TTL_MINUTES) or went without the API: the cron
+            # goes with it, as it does when the thread is deleted
+            log.warning("cron %s: its thread is gone; deleting the cron", cron_id)
+            await delete_cron(services, record)
             return None
         run_id = cron_run_id(firing)
         if await services.runs.get(run_id) is not None:

@@ -312,3 +312,28 @@ def test_a_redelivered_firing_makes_no_second_run(
     assert len(runs) == 1 and runs[0]["metadata"]["cron_id"] == cron["cron_id"]
     client.runs.join(thread_id, runs[0]["run_id"])
     client.crons.delete(cron["cron_id"])
+
+
+def test_a_cron_whose_thread_expired_is_deleted_when_due(
+    server: ApiProcess, store: redis.Redis, redis_server: RedisServer
+) -> None:
+    client: Any = get_sync_client(url=server.url, api_key=KEY_A)
+    thread_id = client.threads.create()["thread_id"]
+    cron = client.crons.create_for_thread(
+        thread_id, "chat", schedule="0 0 1 1 *", input=chat_input("orphan")
+    )
+    [record] = store.keys(f"sy:session:{{*:{thread_id}}}")
+    store.delete(record)  # the thread's record expired (CHECKPOINT_TTL_MINUTES)
+
+    async def due_now() -> None:
+        client_redis = aredis.Redis.from_url(redis_server.url)
+        job = f"cron:{cron['cron_id']}"
+        await Scheduler(client_redis, SchedulerSettings()).reschedule(job, datetime.now(UTC))
+        await client_redis.aclose()
+
+    asyncio.run(due_now())
+    wait_for(
+        lambda: get_cron(server, KEY_A, cron["cron_id"]).status_code == 404,
+        what="the orphaned cron to be deleted",
+    )
+    assert not store.exists(f"{{switchyard:sched}}:job:cron:{cron['cron_id']}")
