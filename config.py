@@ -36,6 +36,7 @@ from server_settings import (
     RunSettings,
     StateSettings,
     StorageSettings,
+    StoreSettings,
     WebhookSettings,
 )
 from tools.analytics.settings import AnalyticsSettings
@@ -85,6 +86,7 @@ class Settings(BaseSettings):
     api: ApiSettings = Field(default_factory=ApiSettings)
     quotas: QuotaSettings = Field(default_factory=QuotaSettings)
     security: SecuritySettings = Field(default_factory=SecuritySettings)
+    store: StoreSettings = Field(default_factory=StoreSettings)
 
     @classmethod
     def settings_customise_sources(
