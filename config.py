@@ -45,6 +45,7 @@ from tools.knowledge.settings import KnowledgeSettings
 from tools.personal.settings import PersonalSettings
 from tools.providers.settings import EmbeddingSettings, LLMSettings
 from tools.sandbox.settings import SandboxSettings
+from tools.scheduler.settings import SchedulerSettings
 from tools.test_analysis.settings import AnalysisSettings
 
 
@@ -83,6 +84,7 @@ class Settings(BaseSettings):
     coding: CodingSettings = Field(default_factory=CodingSettings)
     analytics: AnalyticsSettings = Field(default_factory=AnalyticsSettings)
     state: StateSettings = Field(default_factory=StateSettings)
+    scheduler: SchedulerSettings = Field(default_factory=SchedulerSettings)
     api: ApiSettings = Field(default_factory=ApiSettings)
     quotas: QuotaSettings = Field(default_factory=QuotaSettings)
     security: SecuritySettings = Field(default_factory=SecuritySettings)

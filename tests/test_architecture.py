@@ -109,6 +109,9 @@ def _called_names(path: Path) -> set[str]:
 # --- One shape per capability --------------------------------------------------------------
 
 CAPABILITIES = {"knowledge", "test_analysis", "coding", "analytics", "personal"}
+#: Components that open a shared engine but are no agent capability (no agent, operations or
+#: routes of their own): the scheduler, which the capabilities and the API schedule with.
+INFRASTRUCTURE = {"scheduler"}
 
 #: What opening an engine looks like: connections, pools, clients, stores, sandboxes. Only
 #: components (app/components/) and the engines themselves (tools/) call these.
@@ -140,9 +143,12 @@ def test_every_capability_has_its_four_places_and_one_component() -> None:
     its component brings its operations and its routes."""
     from app.components.registry import COMPONENTS
 
-    assert {component.name for component in COMPONENTS} == CAPABILITIES
+    assert {component.name for component in COMPONENTS} == CAPABILITIES | INFRASTRUCTURE
     for component in COMPONENTS:
         name = component.name
+        if name in INFRASTRUCTURE:
+            assert component.start is not None and (REPO / "tools" / name).is_dir(), name
+            continue
         operations = REPO / "tools" / name / "operations"
         assert operations.with_suffix(".py").is_file() or (operations / "__init__.py").is_file()
         assert (REPO / "agents" / name / "spec.py").is_file(), name

@@ -3,11 +3,13 @@ reverse; operations served; routers included)."""
 
 from __future__ import annotations
 
-from app.components import analytics, coding, knowledge, personal, test_analysis
+from app.components import analytics, coding, knowledge, personal, scheduler, test_analysis
 from app.components.base import Component
 
-# knowledge first: the others may search it, and /health lists it first
+# scheduler first: the others register their kinds' handlers on it; knowledge next: the
+# others may search it, and /health lists it first
 COMPONENTS: list[Component] = [
+    scheduler.COMPONENT,
     knowledge.COMPONENT,
     test_analysis.COMPONENT,
     coding.COMPONENT,
