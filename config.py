@@ -32,6 +32,7 @@ from pydantic_settings import (
 
 from access_settings import ApiSettings, QuotaSettings, SecuritySettings
 from server_settings import (
+    NotificationSettings,
     RoutingSettings,
     RunSettings,
     StateSettings,
@@ -89,6 +90,7 @@ class Settings(BaseSettings):
     quotas: QuotaSettings = Field(default_factory=QuotaSettings)
     security: SecuritySettings = Field(default_factory=SecuritySettings)
     store: StoreSettings = Field(default_factory=StoreSettings)
+    notifications: NotificationSettings = Field(default_factory=NotificationSettings)
 
     @classmethod
     def settings_customise_sources(

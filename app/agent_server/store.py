@@ -111,7 +111,35 @@ def memory(services: Services) -> BaseStore:
     return store
 
 
+def nul_at(value: Any, path: str = "") -> str | None:
+    """The path of the first string (or key) in ``value`` holding a NUL character, which
+    Postgres text and jsonb cannot store."""
+    if isinstance(value, str):
+        return (path or "value") if "\x00" in value else None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            where = f"{path}.{key}" if path else str(key)
+            if "\x00" in str(key):
+                return where
+            if found := nul_at(item, where):
+                return found
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            if found := nul_at(item, f"{path}[{index}]"):
+                return found
+    return None
+
+
+def _check_text(value: Any, what: str) -> None:
+    if where := nul_at(value):
+        raise _unprocessable(
+            f"{what} holds a NUL character (\\u0000) at {where!r}, which the store cannot keep; "
+            "remove it."
+        )
+
+
 def _check_label(settings: Settings, label: str, what: str) -> None:
+    _check_text(label, what)
     limit = settings.store.max_label_chars
     if not label or len(label) > limit:
         raise _unprocessable(
@@ -165,6 +193,7 @@ async def put_item(body: StorePut, services: ServicesDep, who: CallerDep) -> Res
         limit=settings.store.max_value_bytes,
         setting="STORE_MAX_VALUE_BYTES",
     )
+    _check_text(body.value, "value")
     if body.ttl is not None and body.ttl > settings.store.max_ttl_minutes:
         raise _unprocessable(
             f"ttl {body.ttl} minutes is above {settings.store.max_ttl_minutes} "
@@ -228,6 +257,7 @@ async def search_items(body: StoreSearch, services: ServicesDep, who: CallerDep)
             limit=settings.store.max_value_bytes,
             setting="STORE_MAX_VALUE_BYTES",
         )
+        _check_text(body.filter, "filter")
     if body.query is not None and len(body.query) > settings.store.max_query_chars:
         raise _unprocessable(
             f"query is {len(body.query)} characters; at most {settings.store.max_query_chars} "

@@ -11,6 +11,8 @@ At start-up (API and Studio), :func:`start_personal`
   store is also what the Agent Server store API (`app/agent_server/store.py`) serves: with an
   embedding index on the same pgvector as the items (semantic `query` search) and per-item TTL
   (expired items are hidden at once and swept every STORE_TTL_SWEEP_MINUTES);
+- makes tasks' and events' reminders fire (`remind_at`, on the scheduler and the owners'
+  notification streams, and the webhooks);
 - provides all three to the agents' services (the task, food and event agents read them, and
   the REST endpoints of `app/routers/personal.py`);
 - adds the ``personal`` health check (a query on the schema) and metrics (pool, webhooks).
@@ -36,10 +38,14 @@ from langgraph.store.postgres.base import PostgresIndexConfig
 from app.components.base import Component, Components
 from app.routers.personal import router
 from app.storage import Dependency, StartupError, Stores
+from tools.notifications import Notifications
+from tools.operations import EngineNotOpen
 from tools.personal.operations import OPERATIONS
 from tools.personal.pgvector import VectorIndexError
+from tools.personal.reminders import Reminders
 from tools.personal.service import PersonalLimits, PersonalService
 from tools.personal.webhooks import WebhookConfig, WebhookSender
+from tools.scheduler import Scheduler
 
 log = logging.getLogger(__name__)
 
@@ -119,6 +125,7 @@ async def start_personal(components: Components) -> None:
     components.agents.provide(service)
     components.agents.provide(webhooks)
     components.agents.provide(memory, as_type=BaseStore)
+    attach_reminders(components, service, webhooks)
     mode = "server" if settings.storage.database_url else "embedded"
 
     async def check() -> Dependency:
@@ -133,6 +140,20 @@ async def start_personal(components: Components) -> None:
 
     components.health.append(check)
     components.metrics["personal"] = snapshot
+
+
+def attach_reminders(
+    components: Components, service: PersonalService, webhooks: WebhookSender
+) -> None:
+    """Tasks' and events' ``remind_at`` fire (tools/personal/reminders.py): on the scheduler
+    and the notification streams, when both components are on (a warning otherwise)."""
+    try:
+        scheduler = components.agents.engine(Scheduler)
+        notifications = components.agents.engine(Notifications)
+    except EngineNotOpen as exc:
+        log.warning("personal: reminders will not fire: %s", exc)
+        return
+    Reminders(service, scheduler, notifications, webhooks).attach()
 
 
 async def personal_health(
