@@ -47,7 +47,7 @@ CHECKS = [
     response_schema_conformance,
 ]
 #: Operations that answer an endless stream (an SSE connection open until the client leaves):
-#: a case would only end at its timeout. Covered by their own tests (tests/personal/test_reminders.py).
+#: a case would only end at its timeout. Covered by tests/personal/test_reminders.py.
 ENDLESS = {"GET /notifications/stream"}
 #: Cases per operation: enough to vary every field, few enough for the suite's time budget.
 EXAMPLES = 40
