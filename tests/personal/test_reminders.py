@@ -239,8 +239,8 @@ def test_chat_remind_me_an_hour_before(apis: tuple[ApiProcess, ApiProcess]) -> N
     first, _ = apis
     answer = httpx.post(
         f"{first.url}/chat",
-        json={"message": "remind me to return the library books next Friday at 9am, and remind me an "
-              "hour before", "agent": "task"},
+        json={"message": "remind me to return the library books next Friday at 9am, and "
+              "remind me an hour before", "agent": "task"},
         headers={"X-API-Key": KEY_A},
         timeout=60,
     )  # fmt: skip
