@@ -32,7 +32,6 @@ from pydantic_settings import (
 
 from access_settings import ApiSettings, QuotaSettings, SecuritySettings
 from server_settings import (
-    NotificationSettings,
     RoutingSettings,
     RunSettings,
     StateSettings,
@@ -43,6 +42,7 @@ from server_settings import (
 from tools.analytics.settings import AnalyticsSettings
 from tools.coding.settings import CodingSettings
 from tools.knowledge.settings import KnowledgeSettings
+from tools.notifications.settings import NotificationSettings
 from tools.personal.settings import PersonalSettings
 from tools.providers.settings import EmbeddingSettings, LLMSettings
 from tools.sandbox.settings import SandboxSettings
