@@ -67,7 +67,7 @@ class CreateTask(BaseModel):
 
 @personal()
 async def create_task(ctx: OperationContext, args: CreateTask) -> Task:
-    """Create a task or reminder for the user (``remind``: when its reminder fires)."""
+    """Create a task or reminder for the user (`remind_at`: when the reminder fires)."""
     with refusals():
         due = moment(args.due, ctx)
         data = TaskCreate(
