@@ -1,6 +1,7 @@
 """Reminders that fire, against real Redis and Postgres: two API processes share one Redis and
 one database, a reminder is created on one and read on the other's notification stream (SSE),
-exactly once, with one signed webhook; a changed ``remind_at`` fires at the new time only; a
+exactly once, with one signed webhook; a process SIGKILLed while firing leaves it to its restart,
+which fires it again without a second event; a changed ``remind_at`` fires at the new time only; a
 deleted task's reminder never fires; another key's stream shows none of it. A recurring event
 (in process, with a controllable clock) reminds before each occurrence, across a DST change.
 
@@ -10,9 +11,11 @@ Every wait is for an event (a frame on the stream, a job gone from Redis), never
 from __future__ import annotations
 
 import json
+import threading
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -301,3 +304,87 @@ async def test_a_recurring_event_reminds_before_each_occurrence_once(
     await service.delete_event(user, again.id)
     assert await scheduler.get(retro) is None
     await client.aclose()
+
+
+# --- SIGKILL of the process firing a reminder -------------------------------------------------
+
+
+class HoldingReceiver:
+    """A webhook receiver that holds the first POST unanswered (the firing process is then
+    killed mid-firing) and answers the rest at once; records each delivery id."""
+
+    def __init__(self) -> None:
+        self.deliveries: list[str] = []
+        self.first = threading.Event()
+        self.release = threading.Event()
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                outer.deliveries.append(self.headers.get("X-Switchyard-Delivery", ""))
+                if len(outer.deliveries) == 1:
+                    outer.first.set()
+                    outer.release.wait(60)
+                self.send_response(204)
+                self.end_headers()
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", free_port()), Handler)
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}/hook"
+
+    def close(self) -> None:
+        self.release.set()
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def test_sigkill_while_firing_fires_once_after_restart(
+    tmp_path_factory: pytest.TempPathFactory, postgres_url: str
+) -> None:
+    """The process firing a reminder is SIGKILLed after publishing, while its webhook POST is
+    in flight: the restarted process takes the job over when the lease expires and fires it
+    again with the same firing id: still one event on the stream, and the webhook re-sent with
+    the same delivery id (receivers deduplicate by it)."""
+    folder = tmp_path_factory.mktemp("sigkill")
+    redis_server = RedisServer(port=free_port(), workdir=folder / "redis")
+    redis_server.start()
+    hooks = HoldingReceiver()
+    env = {
+        "REDIS_URL": redis_server.url,
+        "DATABASE_URL": postgres_url,
+        "DATA_DIR": str(folder),
+        "API_KEYS": KEY_A,
+        "LLM_PROVIDER": "none",
+        "SCHEDULER_POLL_SECONDS": "0.2",
+        "SCHEDULER_LEASE_SECONDS": "2",
+        "PERSONAL_WEBHOOK_URLS": hooks.url,
+        "PERSONAL_WEBHOOK_TIMEOUT_SECONDS": "30",
+        "WEBHOOK_ALLOWED_HOSTS": "127.0.0.1",
+        "HF_HUB_OFFLINE": "1",
+    }
+    api = ApiProcess(env, log_path=folder / "api.log").start(timeout=180)
+    try:
+        task = create_task(api, KEY_A, title="Killed mid-firing", remind_at=soon(2))
+        assert hooks.first.wait(60), "the reminder's webhook was never POSTed"
+        api.kill()  # SIGKILL: the job stays leased, its webhook not marked sent
+        api = ApiProcess(env, log_path=folder / "api-restarted.log").start(timeout=180)
+        client = redis.Redis.from_url(redis_server.url, decode_responses=True)
+        wait_for(lambda: len(hooks.deliveries) >= 2, what="the webhook re-sent after restart")
+        wait_for(lambda: job_gone(client, "task", task["id"]), what="the job to complete")
+        frames = events(api, KEY_A, lambda fs: of_item(fs, "task", task["id"]))
+        assert len(of_item(frames, "task", task["id"])) == 1
+        (stream,) = client.keys("switchyard:notify:*:stream")
+        assert client.xlen(stream) == 1
+        assert hooks.deliveries == [hooks.deliveries[0]] * 2  # one delivery id, sent twice
+        client.close()
+    finally:
+        hooks.close()
+        api.stop()
+        redis_server.stop()
