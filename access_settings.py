@@ -82,6 +82,13 @@ class QuotaSettings(SettingsGroup):
         description="Queued + running background runs (analyses, Agent Server runs) of one API "
         "key; a run beyond it answers 429 until some finish.",
     )
+    max_crons_per_owner: int = Field(
+        100,
+        ge=1,
+        le=1_000_000,
+        description="Crons (POST /runs/crons, enabled or not) one API key may hold; a new one "
+        "beyond it answers 429 until some are deleted.",
+    )
     max_documents_per_owner: int = Field(
         50_000,
         ge=1,

@@ -16,6 +16,7 @@ from starlette.exceptions import HTTPException
 from starlette.routing import Route
 
 from app.agent_server import routers as agent_server_routers
+from app.agent_server.firing import register_jobs
 from app.bodies import BodySizeLimit, PrivateNetworkAccess
 from app.components.base import Component
 from app.components.registry import COMPONENTS
@@ -68,6 +69,7 @@ def create_app(
         if settings.security.allow_anonymous and not auth_keys(settings):
             log.warning("ALLOW_ANONYMOUS=true: every caller is one owner who may do everything")
         services = await Services.start(settings, registry=registry, listed=listed)
+        register_jobs(services)  # crons, delayed runs, thread TTLs fire in this process too
         try:
             app.state.owner_secret = await owner_secret(settings, services.stores.redis)
         except BaseException:

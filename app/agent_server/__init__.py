@@ -9,6 +9,10 @@ Switchyard, on the same threads as ``/chat`` (a chat session is a thread):
                    (at a checkpoint), state updates (as_node), history
     runs.py        /threads/{id}/runs and stateless /runs: background, stream, wait; list,
                    get, join, re-attach, cancel (interrupt | rollback), delete
+    crons.py       /runs/crons and /threads/{id}/runs/crons: create, search, count, get,
+                   patch, delete (cron_models.py, cron_store.py)
+    jobs.py        the scheduled job kinds (crons, after_seconds, thread ttl); firing.py
+                   their handlers
     submit.py      a run request -> a serial background run (validation, multitask strategy)
     streams.py     tailing a run's Redis event stream: SSE frames, or the output at the end
     inputs.py      what a run's input, command, context and a state update may hold
@@ -30,9 +34,10 @@ __all__ = ["routers"]
 def routers() -> list[APIRouter]:
     """The API's routers, to include in the app."""
     from app.agent_server.assistants import router as assistants
+    from app.agent_server.crons import router as crons
     from app.agent_server.runs import router as runs
     from app.agent_server.store import router as store
     from app.agent_server.system import router as system
     from app.agent_server.threads import router as threads
 
-    return [system, assistants, threads, runs, store]
+    return [system, assistants, threads, crons, runs, store]

@@ -158,13 +158,22 @@ class Superstep(Strict):
     updates: Annotated[list[StateUpdate], Field(min_length=1, max_length=64)]
 
 
+class ThreadTTL(Strict):
+    """When a thread is swept: ``ttl`` minutes from now (create or patch)."""
+
+    strategy: Literal["delete", "keep_latest"] = Field(
+        "delete", description="delete: the whole thread; keep_latest: all but its latest state."
+    )
+    ttl: float = Field(gt=0, le=10 * 525_600, description="Minutes from now.")
+
+
 class ThreadCreate(Strict):
     """Payload for creating a thread."""
 
     thread_id: ThreadId | None = None
     metadata: Metadata | None = None
     if_exists: Literal["raise", "do_nothing"] = "raise"
-    ttl: Metadata | None = None
+    ttl: ThreadTTL | None = None
     supersteps: Annotated[list[Superstep], Field(max_length=100)] | None = None
 
 
@@ -172,7 +181,7 @@ class ThreadPatch(Strict):
     """Metadata to merge into the thread's."""
 
     metadata: Metadata | None = None
-    ttl: Metadata | None = None
+    ttl: ThreadTTL | None = None
 
 
 ThreadField = Literal[

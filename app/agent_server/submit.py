@@ -7,6 +7,9 @@ events written to the run's Redis stream, which the HTTP endpoints tail. So a ru
 its HTTP request and its process: a run left by a dead process is taken over and resumed from
 its last checkpoint.
 
+A run with ``after_seconds`` is stored at once (pending, visible, cancellable, first in its
+thread's queue) and queued by the scheduler when due (:mod:`app.agent_server.jobs`).
+
 Double texting (a run sent while the thread is busy) follows ``multitask_strategy``:
 ``reject`` answers 409; ``enqueue`` runs it after the thread's earlier runs; ``interrupt``
 cancels them (their checkpoints stay) and ``rollback`` cancels them and deletes what they
@@ -30,6 +33,7 @@ from app.agent_server.inputs import (
     run_options,
     unprocessable,
 )
+from app.agent_server.jobs import delay_run
 from app.agent_server.models import Checkpoint, RunCreate
 from app.quotas import (
     check_metadata,
@@ -101,10 +105,10 @@ async def _validated(
 ) -> tuple[RunSpec, Any, dict[str, Any]]:
     graph = services.graph
     limit = services.settings.api.max_message_chars
-    if body.after_seconds:
+    if body.after_seconds and body.after_seconds > services.settings.runs.record_ttl_seconds:
         raise unprocessable(
-            "after_seconds is not supported: scheduled runs are not available here; start the "
-            "run when it is due"
+            "after_seconds is longer than RUN_RECORD_TTL_SECONDS (the pending run would be "
+            "forgotten before it starts); ask for less, or raise the setting"
         )
     if body.command is not None and body.input is not None:
         raise unprocessable("send input or command, not both")
@@ -206,8 +210,12 @@ async def submit_run(
     body: RunCreate,
     *,
     thread_id: str | None,
+    run_id: str | None = None,
 ) -> Submitted:
-    """Validate and queue a run on ``thread_id`` (None: stateless, on a temporary thread)."""
+    """Validate and queue a run on ``thread_id`` (None: stateless, on a temporary thread).
+
+    ``run_id`` (default: a new one) lets a caller that may submit twice (a cron's re-delivered
+    firing) make the second submission find the first run instead."""
     found = assistant(services, body.assistant_id)
     check_run_sizes(services, body)
     await check_run_quota(services, who.owner)
@@ -240,7 +248,12 @@ async def submit_run(
         await _make_room(services, body, thread)
     metadata = {**thread.metadata, "graph_id": GRAPH_ID, "assistant_id": found.assistant_id}
     await services.sessions.update(thread, metadata=metadata, updated_at=now_iso())
-    run_id = str(uuid.uuid4())
+    run_id = run_id or str(uuid.uuid4())
+    delayed = bool(body.after_seconds)
+    if delayed:
+        # scheduled before the run is stored: a crash in between leaves a firing that finds
+        # no run (nothing happens), never a pending run that nothing releases
+        await delay_run(services, who.owner, run_id, body.after_seconds or 0.0)
     kwargs = body.model_dump(
         exclude_none=True, exclude={"assistant_id", "metadata", "multitask_strategy"}
     )
@@ -263,6 +276,7 @@ async def submit_run(
         spec=spec.as_dict(),
         kind="agent",
         serial=True,
+        delayed=delayed,
     )
     record = await services.runs.get(run_id) or {}
     return Submitted(run_id, thread.key, record, body.stream_resumable, spec.stream_modes)

@@ -30,8 +30,10 @@ from app.agent_server.access import (
     owned_thread,
     thread_view,
 )
+from app.agent_server.cron_store import delete_thread_crons
 from app.agent_server.ids import thread_defaults
 from app.agent_server.inputs import check_nodes, check_state_values, unprocessable
+from app.agent_server.jobs import cancel_thread_ttl, schedule_thread_ttl, scheduler_of
 from app.agent_server.models import (
     Checkpoint,
     HistoryRequest,
@@ -105,12 +107,10 @@ async def create_thread(body: ThreadCreate, services: ServicesDep, who: CallerDe
     """Create a thread (``if_exists``: raise → 409, do_nothing → the existing thread).
 
     ``thread_id`` is the caller's own: another key's thread of that id changes nothing. An id
-    whose checkpoints outlived the caller's record is answered 404 (never adopted)."""
-    if body.ttl:
-        raise unprocessable(
-            "per-thread ttl is not supported: every thread expires after "
-            "CHECKPOINT_TTL_MINUTES of inactivity (when set); leave ttl out"
-        )
+    whose checkpoints outlived the caller's record is answered 404 (never adopted). ``ttl``
+    sweeps it ``ttl.ttl`` minutes from now (``delete`` it, or ``keep_latest`` checkpoint)."""
+    if body.ttl is not None:
+        scheduler_of(services)  # 503 before anything is created
     settings = services.settings
     check_metadata(settings, body.metadata)
     if body.supersteps:
@@ -143,6 +143,8 @@ async def create_thread(body: ThreadCreate, services: ServicesDep, who: CallerDe
         except HTTPException:
             await services.sessions.delete(info.key)  # no half-made thread
             raise
+    if body.ttl is not None:
+        await schedule_thread_ttl(services, who.owner, info.key, body.ttl.model_dump())
     return json_response(await thread_view(services, info))
 
 
@@ -197,10 +199,10 @@ async def patch_thread(
     who: CallerDep,
     prefer: Annotated[str | None, Header(max_length=64)] = None,
 ) -> Response:
-    """Merge metadata into the thread's."""
-    if body.ttl:
-        raise unprocessable("per-thread ttl is not supported (see CHECKPOINT_TTL_MINUTES)")
+    """Merge metadata into the thread's; ``ttl`` replaces its TTL (counted from now)."""
     info = await owned_thread(services, thread_id, who)
+    if body.ttl is not None:
+        await schedule_thread_ttl(services, who.owner, info.key, body.ttl.model_dump())
     merged = {**info.metadata, **(body.metadata or {})}
     if len(merged) > 64:
         raise unprocessable("a thread's metadata holds at most 64 keys")
@@ -220,11 +222,14 @@ async def delete_thread(thread_id: ThreadIdPath, services: ServicesDep, who: Cal
     """Delete the thread, its checkpoints and its runs (409 while it is busy)."""
     info = await owned_thread(services, thread_id, who)
     await _require_idle(services, info)
-    await _delete(services, info.key)
+    await delete_thread_data(services, info.key)
     return Response(status_code=status.HTTP_204_NO_CONTENT)
 
 
-async def _delete(services: Services, key: str) -> None:
+async def delete_thread_data(services: Services, key: str) -> None:
+    """Delete the thread stored at ``key``: its crons, TTL, checkpoints, runs and record."""
+    await delete_thread_crons(services, key)
+    await cancel_thread_ttl(services, key)
     await services.checkpointer.adelete_thread(key)
     while run_ids := await services.runs.thread_run_ids(key, 0, 500):
         for run_id in run_ids:
@@ -412,7 +417,7 @@ async def prune_threads(body: ThreadPrune, services: ServicesDep, who: CallerDep
         if await live_status(services, info) == "busy":
             continue
         if body.strategy == "delete":
-            await _delete(services, info.key)
+            await delete_thread_data(services, info.key)
         else:
             await services.checkpointer.aprune([info.key], strategy="keep_latest")
         pruned += 1

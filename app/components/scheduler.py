@@ -30,6 +30,7 @@ async def start_scheduler(components: Components) -> None:
             "running": scheduler.running,
             "kinds": sorted(scheduler.handlers),
             "fired": scheduler.fired,
+            "fired_by_kind": dict(scheduler.fired_by_kind),
             "failed": scheduler.failed,
         }
 

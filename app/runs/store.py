@@ -20,6 +20,12 @@ cannot interleave:
 
     queued --claim--> running --finish--> done | failed | cancelled
     queued --cancel--> cancelled          failed | cancelled --resume--> queued
+
+A delayed run (``after_seconds``) is stored queued but put on the queue only when the scheduler
+releases it (:meth:`RunStore.release_delayed`).
+
+Over 400 lines because it is one class, `RunStore`: the record, its transition scripts, the
+indexes and the event stream of a run change together.
 """
 
 from __future__ import annotations
@@ -163,11 +169,14 @@ class RunStore:
         spec: dict[str, Any] | None = None,
         kind: str = "turn",
         serial: bool = False,
+        delayed: bool = False,
     ) -> str:
         """Store a queued run of ``run_input`` (a JSON-able ``ChatInput``, or None to continue
         from the thread's checkpoint) on ``thread_id`` and put it on the queue; returns the run
         id. ``spec`` says how to run and stream it (:class:`app.runs.spec.RunSpec`); a
-        ``serial`` run waits for the thread's earlier runs and holds the thread's lock."""
+        ``serial`` run waits for the thread's earlier runs and holds the thread's lock. A
+        ``delayed`` run is stored (pending, one of the thread's active runs) but not queued
+        until :meth:`release_delayed` (``after_seconds``: the scheduler calls it when due)."""
         run_id = run_id or uuid.uuid4().hex
         record, input_key, _, events = self._keys(run_id)
         stamp = now_iso()
@@ -186,6 +195,7 @@ class RunStore:
                 "updated_at": stamp,
                 "attempts": 0,
                 "cancel_requested": "0",
+                "delayed": "1" if delayed else "0",
             },
         )
         pipe.expire(record, self.ttl)
@@ -206,9 +216,24 @@ class RunStore:
         pipe.expire(events, self.ttl)
         pipe.zadd(self.owner_active_key(owner), {run_id: time.time()})
         pipe.expire(self.owner_active_key(owner), self.ttl)
-        pipe.xadd(QUEUE, {"run_id": run_id})
+        if not delayed:
+            pipe.xadd(QUEUE, {"run_id": run_id})
         await pipe.execute()
         return run_id
+
+    async def release_delayed(self, run_id: str) -> bool:
+        """Queue a delayed run that is still pending (once: the flag and the queue entry are
+        written in one transaction, so a repeated call, e.g. a re-delivered firing, queues
+        nothing); False when it was released, cancelled or is gone."""
+        record = self.record_key(run_id)
+        fields = await self.redis.hmget(record, ["delayed", "status"])
+        if fields[0] is None or _text(fields[0]) != "1" or _text(fields[1] or b"") != "queued":
+            return False
+        pipe = self.redis.pipeline(transaction=self.transactional)
+        pipe.hset(record, "delayed", "0")
+        pipe.xadd(QUEUE, {"run_id": run_id})
+        await pipe.execute()
+        return True
 
     async def get(self, run_id: str) -> dict[str, str] | None:
         """The record as text fields, or None."""

@@ -143,6 +143,8 @@ class Scheduler:
     handlers: dict[str, Handler] = field(default_factory=dict)
     fired: int = 0
     failed: int = 0
+    fired_by_kind: dict[str, int] = field(default_factory=dict)
+    """Handler calls that succeeded in this process, per kind (metrics; tests count them)."""
     _task: asyncio.Task[None] | None = None
     _wake: asyncio.Event = field(default_factory=asyncio.Event)
     _scripts: dict[str, Any] = field(default_factory=dict)
@@ -313,6 +315,7 @@ class Scheduler:
             with contextlib.suppress(asyncio.CancelledError):
                 await renew
         self.fired += 1
+        self.fired_by_kind[job.kind] = self.fired_by_kind.get(job.kind, 0) + 1
         next_due = utc(chosen) if chosen is not None else self._after(job, now)
         return await self._finish(job, token, next_due, fired=True)
 
