@@ -36,11 +36,13 @@ from server_settings import (
     RunSettings,
     StateSettings,
     StorageSettings,
+    StoreSettings,
     WebhookSettings,
 )
 from tools.analytics.settings import AnalyticsSettings
 from tools.coding.settings import CodingSettings
 from tools.knowledge.settings import KnowledgeSettings
+from tools.notifications.settings import NotificationSettings
 from tools.personal.settings import PersonalSettings
 from tools.providers.settings import EmbeddingSettings, LLMSettings
 from tools.sandbox.settings import SandboxSettings
@@ -87,6 +89,8 @@ class Settings(BaseSettings):
     api: ApiSettings = Field(default_factory=ApiSettings)
     quotas: QuotaSettings = Field(default_factory=QuotaSettings)
     security: SecuritySettings = Field(default_factory=SecuritySettings)
+    store: StoreSettings = Field(default_factory=StoreSettings)
+    notifications: NotificationSettings = Field(default_factory=NotificationSettings)
 
     @classmethod
     def settings_customise_sources(

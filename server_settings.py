@@ -1,6 +1,6 @@
-"""The server's own settings groups: storage, routing, background runs, webhooks and state
-(the access groups, API, quotas and security, are in `access_settings.py`; the capabilities'
-groups live in their packages).
+"""The server's own settings groups: storage, routing, background runs, webhooks, state and
+the store API (the access groups, API, quotas and security, are in `access_settings.py`; the
+capabilities' groups live in their packages).
 
 A leaf: imports only pydantic and the standard library; `config.Settings` composes it.
 """
@@ -284,3 +284,34 @@ class StateSettings(SettingsGroup):
         description="Message pruning: keep the first message and the last N.",
     )
     max_handoffs: int = Field(2, ge=0, le=10, description="Handoffs allowed per turn.")
+
+
+class StoreSettings(SettingsGroup):
+    """The Agent Server store API over LangGraph's Postgres store (group `store`)."""
+
+    env_prefix: ClassVar[str] = "STORE_"
+
+    max_value_bytes: int = Field(
+        65_536, ge=64, le=16_777_216, description="Largest item value (bytes as JSON)."
+    )
+    max_namespace_depth: int = Field(
+        8, ge=1, le=64, description="Most labels in a namespace (the owner's label not counted)."
+    )
+    max_label_chars: int = Field(
+        128, ge=1, le=1024, description="Longest namespace label and item key (characters)."
+    )
+    max_limit: int = Field(
+        1000, ge=1, le=10_000, description="Largest `limit` of an item search or namespace list."
+    )
+    max_offset: int = Field(
+        100_000, ge=0, le=10_000_000, description="Largest `offset` of a search or list."
+    )
+    max_ttl_minutes: float = Field(
+        525_600.0, gt=0, le=52_560_000, description="Longest per-item TTL (minutes; a year)."
+    )
+    ttl_sweep_minutes: int = Field(
+        5, ge=1, le=1440, description="How often expired items are deleted (minutes)."
+    )
+    max_query_chars: int = Field(
+        2000, ge=1, le=100_000, description="Longest semantic-search `query` (characters)."
+    )

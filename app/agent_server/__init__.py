@@ -17,6 +17,8 @@ Switchyard, on the same threads as ``/chat`` (a chat session is a thread):
     streams.py     tailing a run's Redis event stream: SSE frames, or the output at the end
     inputs.py      what a run's input, command, context and a state update may hold
     state.py       states and checkpoints as the API shows them
+    store.py       /store: items (put, get, delete, search with a semantic query) and
+                   namespaces, per owner, on LangGraph's Postgres store
     access.py      the caller's threads and runs (ids are per key), the assistants
     ids.py         assistant ids (the Agent Server's uuid5 scheme)
     system.py      /info, /ok
@@ -34,7 +36,8 @@ def routers() -> list[APIRouter]:
     from app.agent_server.assistants import router as assistants
     from app.agent_server.crons import router as crons
     from app.agent_server.runs import router as runs
+    from app.agent_server.store import router as store
     from app.agent_server.system import router as system
     from app.agent_server.threads import router as threads
 
-    return [system, assistants, threads, crons, runs]
+    return [system, assistants, threads, crons, runs, store]

@@ -7,7 +7,12 @@ At start-up (API and Studio), :func:`start_personal`
 - keeps the items' vectors in that same Postgres with pgvector (``personal.item_vectors``,
   owner-scoped SQL, like the knowledge base): one store, no second server;
 - opens the webhook sender (PERSONAL_WEBHOOK_URLS; dead letters in Redis) and LangGraph's
-  Postgres store for the long-term facts about each user, and closes both at shutdown;
+  Postgres store for the long-term facts about each user, and closes both at shutdown; the
+  store is also what the Agent Server store API (`app/agent_server/store.py`) serves: with an
+  embedding index on the same pgvector as the items (semantic `query` search) and per-item TTL
+  (expired items are hidden at once and swept every STORE_TTL_SWEEP_MINUTES);
+- makes tasks' and events' reminders fire (`remind_at`, on the scheduler and the owners'
+  notification streams, and the webhooks);
 - provides all three to the agents' services (the task, food and event agents read them, and
   the REST endpoints of `app/routers/personal.py`);
 - adds the ``personal`` health check (a query on the schema) and metrics (pool, webhooks).
@@ -25,16 +30,22 @@ import logging
 import time
 from typing import Any
 
-from langgraph.store.base import BaseStore
+from langchain_core.embeddings import Embeddings
+from langgraph.store.base import BaseStore, TTLConfig
 from langgraph.store.postgres import AsyncPostgresStore
+from langgraph.store.postgres.base import PostgresIndexConfig
 
 from app.components.base import Component, Components
 from app.routers.personal import router
 from app.storage import Dependency, StartupError, Stores
+from tools.notifications import Notifications
+from tools.operations import EngineNotOpen
 from tools.personal.operations import OPERATIONS
 from tools.personal.pgvector import VectorIndexError
+from tools.personal.reminders import Reminders
 from tools.personal.service import PersonalLimits, PersonalService
 from tools.personal.webhooks import WebhookConfig, WebhookSender
+from tools.scheduler import Scheduler
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +68,42 @@ async def setup_memory(memory: AsyncPostgresStore, stores: Stores) -> None:
             await conn.execute("SELECT pg_advisory_unlock(%s)", (MEMORY_SETUP_LOCK,))
 
 
+#: Facts kept before namespaces were owner-first (``personal.<owner>.facts``) move under
+#: their owner (``<owner>.personal.facts``, see tools/store_scope.py); idempotent.
+MOVE_LEGACY_FACTS = """
+UPDATE store SET prefix = split_part(prefix, '.', 2) || '.personal.facts'
+WHERE prefix LIKE 'personal.%.facts' AND array_length(string_to_array(prefix, '.'), 1) = 3
+  AND NOT EXISTS (
+    SELECT 1 FROM store AS moved
+    WHERE moved.prefix = split_part(store.prefix, '.', 2) || '.personal.facts'
+      AND moved.key = store.key)
+"""
+
+
+async def open_memory(
+    components: Components, embeddings: Embeddings, *, indexed: bool
+) -> AsyncPostgresStore:
+    """LangGraph's Postgres store with per-item TTL, and an embedding index when pgvector is
+    there (``indexed``); migrated, its legacy facts moved, its TTL sweeper running."""
+    stores = components.stores
+    index: PostgresIndexConfig | None = None
+    if indexed:
+        probe = await embeddings.aembed_query("dimension probe")
+        index = {"dims": len(probe), "embed": embeddings, "fields": ["$"]}
+    ttl: TTLConfig = {
+        "refresh_on_read": True,
+        "omit_expired": True,
+        "sweep_interval_minutes": components.settings.store.ttl_sweep_minutes,
+    }
+    memory = AsyncPostgresStore(stores.pg, index=index, ttl=ttl)  # type: ignore[arg-type]
+    await setup_memory(memory, stores)
+    async with stores.pg.connection() as conn:
+        await conn.execute(MOVE_LEGACY_FACTS)
+    await memory.start_ttl_sweeper()
+    components.stack.push_async_callback(memory.stop_ttl_sweeper, 5.0)
+    return memory
+
+
 async def start_personal(components: Components) -> None:
     """Open the personal data engine, the webhooks and the memory store; provide them."""
     settings = components.settings
@@ -70,8 +117,7 @@ async def start_personal(components: Components) -> None:
         raise StartupError(f"personal: {exc}") from None
     if service.semantic_search_off:
         log.warning("personal: %s", service.semantic_search_off)
-    memory = AsyncPostgresStore(stores.pg)  # type: ignore[arg-type]
-    await setup_memory(memory, stores)
+    memory = await open_memory(components, embeddings, indexed=service.semantic_search_off is None)
     # a Redis Cluster client has the same stream commands the dead letters use
     dead_letters: Any = stores.redis
     webhooks = WebhookSender(WebhookConfig.from_settings(settings), redis=dead_letters)
@@ -79,6 +125,7 @@ async def start_personal(components: Components) -> None:
     components.agents.provide(service)
     components.agents.provide(webhooks)
     components.agents.provide(memory, as_type=BaseStore)
+    attach_reminders(components, service, webhooks)
     mode = "server" if settings.storage.database_url else "embedded"
 
     async def check() -> Dependency:
@@ -93,6 +140,20 @@ async def start_personal(components: Components) -> None:
 
     components.health.append(check)
     components.metrics["personal"] = snapshot
+
+
+def attach_reminders(
+    components: Components, service: PersonalService, webhooks: WebhookSender
+) -> None:
+    """Tasks' and events' ``remind_at`` fire (tools/personal/reminders.py): on the scheduler
+    and the notification streams, when both components are on (a warning otherwise)."""
+    try:
+        scheduler = components.agents.engine(Scheduler)
+        notifications = components.agents.engine(Notifications)
+    except EngineNotOpen as exc:
+        log.warning("personal: reminders will not fire: %s", exc)
+        return
+    Reminders(service, scheduler, notifications, webhooks).attach()
 
 
 async def personal_health(

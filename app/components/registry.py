@@ -3,13 +3,22 @@ reverse; operations served; routers included)."""
 
 from __future__ import annotations
 
-from app.components import analytics, coding, knowledge, personal, scheduler, test_analysis
+from app.components import (
+    analytics,
+    coding,
+    knowledge,
+    notifications,
+    personal,
+    scheduler,
+    test_analysis,
+)
 from app.components.base import Component
 
-# scheduler first: the others register their kinds' handlers on it; knowledge next: the
-# others may search it, and /health lists it first
+# scheduler first: the others register their kinds' handlers on it; notifications next: the
+# reminders publish to it; knowledge next: the others may search it, and /health lists it first
 COMPONENTS: list[Component] = [
     scheduler.COMPONENT,
+    notifications.COMPONENT,
     knowledge.COMPONENT,
     test_analysis.COMPONENT,
     coding.COMPONENT,

@@ -173,7 +173,8 @@ class ItemRoutes:
 
 KINDS = (
     ItemRoutes("task", "/tasks", "task_id", Task, TaskCreate, TaskUpdate, tasks.create_task,
-               tasks.get_task, tasks.update_task, tasks.delete_task, {"due_at": "due"},
+               tasks.get_task, tasks.update_task, tasks.delete_task,
+               {"due_at": "due", "remind_at": "remind"},
                "Create a task for the caller.",
                "Change the fields given (status `done` completes the task)."),
     ItemRoutes("meal", "/meals", "meal_id", Meal, MealCreate, MealUpdate, meals.log_meal,
@@ -181,7 +182,7 @@ KINDS = (
                "Log a meal for the caller.", "Change the fields given."),
     ItemRoutes("event", "/events", "event_id", Event, EventCreate, EventUpdate,
                events.create_event, events.get_event, events.update_event, events.delete_event,
-               {"starts_at": "starts", "ends_at": "ends"},
+               {"starts_at": "starts", "ends_at": "ends", "remind_at": "remind"},
                "Put an event on the caller's calendar (without an end it lasts "
                "PERSONAL_EVENT_MINUTES).",
                "Change the fields given (a moved start keeps the event's length)."),

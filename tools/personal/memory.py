@@ -1,6 +1,11 @@
 """Long-term facts about a user ("vegetarian", "works 9-5 in Berlin"), shared by every session
 of that user and by the three personal agents, in a LangGraph `BaseStore` (in production
-`AsyncPostgresStore` from langgraph-checkpoint-postgres), namespaced per user."""
+`AsyncPostgresStore` from langgraph-checkpoint-postgres), namespaced per user: the user's
+namespace ``("personal", "facts")`` under the owner label of :mod:`tools.store_scope`, so the
+store API (``/store/items``) shows a user the facts the agents keep about them.
+
+Facts are indexed on their ``fact`` field (when the store has an embedding index), so a
+semantic store search finds them."""
 
 from __future__ import annotations
 
@@ -9,14 +14,16 @@ from datetime import UTC, datetime
 
 from langgraph.store.base import BaseStore
 
+from tools.store_scope import owned
+
 MAX_FACT_CHARS = 300
 MAX_FACTS = 50
 _KEYS = uuid.UUID("0b7a3f8e-2c1d-4f5e-9a6b-7c8d9e0f1a2b")
 
 
 def namespace(user_id: str) -> tuple[str, ...]:
-    """The store namespace of a user's facts."""
-    return ("personal", user_id, "facts")
+    """The stored namespace of a user's facts (``["personal", "facts"]`` through the API)."""
+    return owned(user_id, ("personal", "facts"))
 
 
 def _normalise(fact: str) -> str:
@@ -30,7 +37,7 @@ async def remember(store: BaseStore, user_id: str, fact: str) -> str:
         raise ValueError(f"a fact is 1-{MAX_FACT_CHARS} characters")
     key = str(uuid.uuid5(_KEYS, text.lower()))
     await store.aput(
-        namespace(user_id), key, {"fact": text, "at": datetime.now(UTC).isoformat()}, index=False
+        namespace(user_id), key, {"fact": text, "at": datetime.now(UTC).isoformat()}, index=["fact"]
     )
     return key
 

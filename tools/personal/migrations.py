@@ -93,6 +93,16 @@ MIGRATIONS: tuple[Migration, ...] = (
         CREATE INDEX events_user_starts ON personal.events (user_id, starts_at);
         """,
     ),
+    Migration(
+        2,
+        "reminders (remind_at) and recurring events (rrule)",
+        """
+        ALTER TABLE personal.tasks ADD COLUMN remind_at timestamptz;
+        ALTER TABLE personal.events ADD COLUMN remind_at timestamptz;
+        ALTER TABLE personal.events ADD COLUMN rrule text
+            CHECK (rrule IS NULL OR length(rrule) BETWEEN 1 AND 500);
+        """,
+    ),
 )
 
 

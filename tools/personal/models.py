@@ -21,6 +21,8 @@ from pydantic import (
     model_validator,
 )
 
+from tools.personal.recurrence import MAX_RRULE_CHARS, check_rrule
+
 Kind = Literal["task", "meal", "event"]
 Priority = Literal["low", "normal", "high", "urgent"]
 TaskStatus = Literal["open", "done", "cancelled"]
@@ -67,6 +69,13 @@ def _unique(values: list[str]) -> list[str]:
 Tags = Annotated[list[Tag], AfterValidator(_unique)]
 
 
+RRule = Annotated[
+    str,
+    StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_RRULE_CHARS),
+    AfterValidator(check_rrule),
+]
+
+
 class _Input(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -82,6 +91,9 @@ class TaskCreate(_Input):
     due_at: AwareDatetime | None = Field(None, description="When it is due (with offset).")
     priority: Priority = Field("normal", description="low, normal, high or urgent.")
     tags: Tags = Field(default_factory=list, max_length=MAX_TAGS, description="Labels.")
+    remind_at: AwareDatetime | None = Field(
+        None, description="When to remind the owner (notification stream and webhooks)."
+    )
 
 
 class TaskUpdate(_Input):
@@ -93,6 +105,7 @@ class TaskUpdate(_Input):
     priority: Priority | None = None
     status: TaskStatus | None = None
     tags: Tags | None = Field(None, max_length=MAX_TAGS)
+    remind_at: AwareDatetime | None = None
 
 
 class Task(BaseModel):
@@ -109,6 +122,7 @@ class Task(BaseModel):
     created_at: datetime
     completed_at: datetime | None
     tz: str
+    remind_at: datetime | None = None
 
 
 class TaskFilter(_Input):
@@ -207,11 +221,21 @@ class EventCreate(_Input):
     location: Annotated[str, StringConstraints(strip_whitespace=True, max_length=200)] = ""
     attendees: list[Short] = Field(default_factory=list, max_length=MAX_LIST_ITEMS)
     notes: Notes = ""
+    remind_at: AwareDatetime | None = Field(
+        None,
+        description="When to remind the owner of the (first) occurrence; a recurring event is "
+        "reminded as long before each occurrence.",
+    )
+    rrule: RRule | None = Field(
+        None, description="Recurrence (RFC 5545 RRULE, e.g. 'FREQ=WEEKLY;BYDAY=MO;COUNT=10')."
+    )
 
     @model_validator(mode="after")
     def _end_after_start(self) -> EventCreate:
         if self.ends_at is not None and self.ends_at <= self.starts_at:
             raise ValueError("ends_at must be after starts_at")
+        if self.remind_at is not None and self.remind_at > self.starts_at:
+            raise ValueError("remind_at must be at or before starts_at")
         return self
 
 
@@ -224,6 +248,8 @@ class EventUpdate(_Input):
     location: Annotated[str, StringConstraints(strip_whitespace=True, max_length=200)] | None = None
     attendees: list[Short] | None = Field(None, max_length=MAX_LIST_ITEMS)
     notes: Notes | None = None
+    remind_at: AwareDatetime | None = None
+    rrule: RRule | None = None
 
 
 class Event(BaseModel):
@@ -239,6 +265,8 @@ class Event(BaseModel):
     notes: str
     created_at: datetime
     tz: str
+    remind_at: datetime | None = None
+    rrule: str | None = None
 
 
 class EventFilter(_Input):

@@ -46,8 +46,8 @@ SPECS: dict[Kind, TableSpec] = {
     "task": TableSpec(
         "task",
         "tasks",
-        ("title", "notes", "due_at", "priority", "status", "tags", "tz"),
-        ("due_at", "created_at", "completed_at"),
+        ("title", "notes", "due_at", "priority", "status", "tags", "tz", "remind_at"),
+        ("due_at", "created_at", "completed_at", "remind_at"),
         "due_at",
         ("title", "notes"),
     ),
@@ -72,8 +72,18 @@ SPECS: dict[Kind, TableSpec] = {
     "event": TableSpec(
         "event",
         "events",
-        ("title", "starts_at", "ends_at", "location", "attendees", "notes", "tz"),
-        ("starts_at", "ends_at", "created_at"),
+        (
+            "title",
+            "starts_at",
+            "ends_at",
+            "location",
+            "attendees",
+            "notes",
+            "tz",
+            "remind_at",
+            "rrule",
+        ),  # fmt: skip
+        ("starts_at", "ends_at", "created_at", "remind_at"),
         "starts_at",
         ("title", "notes", "location"),
     ),

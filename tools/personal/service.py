@@ -23,7 +23,7 @@ meals and events share its pool, embeddings, limits and SQL helpers.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, cast
@@ -164,6 +164,9 @@ class PersonalService:
         self.repos: dict[Kind, Repository] = {
             kind: Repository(spec) for kind, spec in SPECS.items()
         }
+        #: Called after a task or event is written or deleted (None: deleted), with the
+        #: owner: the reminders keep their schedule in step (tools/personal/reminders.py).
+        self.on_change: Callable[[Kind, str, int, AnyItem | None], Awaitable[None]] | None = None
 
     async def setup(self) -> None:
         """Apply the schema migrations and create the vector table (idempotent, at start-up);
@@ -202,7 +205,14 @@ class PersonalService:
         except psycopg.errors.IntegrityError as exc:
             detail = exc.diag.message_primary
             raise InvalidItem(f"the {kind} breaks a rule of the data: {detail}") from None
-        return self._model(kind, row)
+        return await self._changed(kind, user_id, self._model(kind, row))
+
+    async def _changed(
+        self, kind: Kind, user_id: str, item: AnyItem, *, deleted: bool = False
+    ) -> AnyItem:
+        if self.on_change is not None and kind != "meal":
+            await self.on_change(kind, user_id, item.id, None if deleted else item)
+        return item
 
     async def _update(
         self,
@@ -221,7 +231,7 @@ class PersonalService:
         except psycopg.errors.IntegrityError as exc:
             detail = exc.diag.message_primary
             raise InvalidItem(f"the change breaks a rule of the data: {detail}") from None
-        return self._model(kind, row)
+        return await self._changed(kind, user_id, self._model(kind, row))
 
     async def _delete(self, kind: Kind, user_id: str, item_id: int) -> AnyItem:
         async with self.pool.connection() as conn, conn.transaction():
@@ -229,7 +239,7 @@ class PersonalService:
             if row is None:
                 raise NotFound(kind, item_id)
             await self.index.delete(user_id, kind, [item_id], conn=conn)
-        return self._model(kind, row)
+        return await self._changed(kind, user_id, self._model(kind, row), deleted=True)
 
     async def get(self, user_id: str, kind: Kind, item_id: int) -> AnyItem:
         """One item of the user, or `NotFound`."""
@@ -512,6 +522,17 @@ class PersonalService:
                     sql.SQL(
                         "ends_at = CASE WHEN ends_at IS NULL THEN NULL "
                         "ELSE %s::timestamptz + (ends_at - starts_at) END"
+                    ),
+                    [changes["starts_at"]],
+                )
+            )
+        if "starts_at" in changes and "remind_at" not in changes:
+            # a moved event keeps its reminder as long before its start
+            extra.append(
+                (
+                    sql.SQL(
+                        "remind_at = CASE WHEN remind_at IS NULL THEN NULL "
+                        "ELSE %s::timestamptz - (starts_at - remind_at) END"
                     ),
                     [changes["starts_at"]],
                 )

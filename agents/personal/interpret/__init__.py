@@ -14,7 +14,13 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from agents.personal.context import Domain
-from agents.personal.interpret.common import Plan, PlannedCall, Situation, clauses
+from agents.personal.interpret.common import (
+    Plan,
+    PlannedCall,
+    Situation,
+    clauses,
+    reminder_lead,
+)
 from agents.personal.interpret.event import interpret_event
 from agents.personal.interpret.food import interpret_food
 from agents.personal.interpret.shift import best_domain, domain_scores, shift_check
@@ -43,7 +49,9 @@ def interpret(domain: Domain, text: str, situation: Situation) -> Plan:
     plan = Plan()
     own = INTERPRETERS[domain]
     for index, part in enumerate(parts):
-        handoff = shift_check(domain, part) if situation.incoming is None or index else None
+        # "remind me an hour before" is a reminder of this item, not a request for the tasks
+        own_words = reminder_lead(part)[1]
+        handoff = shift_check(domain, own_words) if situation.incoming is None or index else None
         if handoff is not None:
             # "; " keeps the clauses apart, so the next agent splits the rest the same way
             handoff.context["request"] = "; ".join(parts[index:])

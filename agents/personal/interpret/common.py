@@ -113,7 +113,14 @@ _CLAUSE = re.compile(
 def clauses(text: str) -> list[str]:
     """A request split into its parts ("remind me X and also put it on my calendar")."""
     parts = [part.strip(" ,.") for part in _CLAUSE.split(text)]
-    return [part for part in parts if part]
+    joined: list[str] = []
+    for part in filter(None, parts):
+        # "..., and remind me an hour before" belongs to the item before it
+        if joined and (lead := _LEAD.match(" " + part)) and lead.end() == len(part) + 1:
+            joined[-1] = f"{joined[-1]}, {part}"
+        else:
+            joined.append(part)
+    return joined
 
 
 _FILLER_START = re.compile(
@@ -153,3 +160,21 @@ def quoted(text: str) -> str | None:
     """Text in quotes, if any ("mark 'buy boxes' done")."""
     found = re.search(r"[\"“'‘]([^\"”'’]{2,200})[\"”'’]", text)
     return found.group(1).strip() if found else None
+
+
+#: "..., remind me an hour before" (and "remind me 30 minutes before", "with a reminder 2
+#: days before"): the lead the create operations read as ``remind``.
+_LEAD = re.compile(
+    r"[,;]?\s*(?:and\s+)?(?:remind me|with a reminder|reminder)\s+"
+    r"(?P<lead>(?:\d+(?:\.\d+)?|half an|an?|one|two|three|four|five|ten|fifteen|thirty)\s*"
+    r"(?:minute|min|hour|hr|day|week)s?\s+(?:before|earlier|ahead|in advance))\b",
+    re.IGNORECASE,
+)
+
+
+def reminder_lead(text: str) -> tuple[str | None, str]:
+    """The reminder lead in ``text`` ('an hour before') and the text without it."""
+    found = _LEAD.search(text)
+    if found is None:
+        return None, text
+    return found.group("lead"), remove_spans(text, [found.span()])

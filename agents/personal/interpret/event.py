@@ -10,6 +10,7 @@ from agents.personal.interpret.common import (
     Situation,
     quoted,
     reference,
+    reminder_lead,
     remove_spans,
     strip_filler,
     tidy_title,
@@ -81,6 +82,7 @@ def _duration(text: str) -> tuple[timedelta | None, list[tuple[int, int]]]:
 def _create(rest: str, situation: Situation, plan: Plan) -> Plan:
     incoming = situation.incoming
     subject = (incoming.context.get("subject") if incoming else None) or None
+    lead, rest = reminder_lead(rest)
     text = _CALENDAR_WORDS.sub(" ", rest)
     when = find_when(text, tz=situation.tz, now=situation.now, default_hour=situation.default_hour)
     spans = list(when.spans) if when else []
@@ -110,6 +112,7 @@ def _create(rest: str, situation: Situation, plan: Plan) -> Plan:
         ends=ends.isoformat() if ends else None,
         location=place or None,
         attendees=people or None,
+        remind=lead,
     )
 
 

@@ -9,6 +9,7 @@ from agents.personal.interpret.common import (
     Situation,
     quoted,
     reference,
+    reminder_lead,
     remove_spans,
     strip_filler,
     tidy_title,
@@ -77,6 +78,7 @@ def _tags(text: str) -> tuple[list[str], list[tuple[int, int]]]:
 
 
 def _create(rest: str, situation: Situation, plan: Plan) -> Plan:
+    lead, rest = reminder_lead(rest)
     when = find_when(rest, tz=situation.tz, now=situation.now, default_hour=situation.default_hour)
     spans = list(when.spans) if when else []
     priority, p_spans = _priority(rest)
@@ -93,6 +95,7 @@ def _create(rest: str, situation: Situation, plan: Plan) -> Plan:
         due=when.start.isoformat() if when else None,
         priority=priority,
         tags=tags or None,
+        remind=lead,
     )
 
 

@@ -8,6 +8,7 @@ replays) and the hour a bare date means (``extra["default_hour"]``).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime, timedelta
@@ -109,6 +110,40 @@ def moment(value: str | None, ctx: OperationContext, prefer: Prefer = "future") 
     # an agent pins the hour it was built with; a route or MCP call takes the setting's
     hour = int(ctx.extra.get("default_hour", engine(ctx).limits.default_hour))
     return parse_datetime(value, tz=ctx.timezone, now=clock(ctx), prefer=prefer, default_hour=hour)
+
+
+_NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "ten": 10,
+            "fifteen": 15, "thirty": 30, "half an": 0.5}  # fmt: skip
+_UNITS = {"minute": 1, "min": 1, "hour": 60, "hr": 60, "day": 1440, "week": 10080}
+_BEFORE = re.compile(
+    r"^(?P<n>\d+(?:\.\d+)?|half an|an?|one|two|three|four|five|ten|fifteen|thirty)\s*"
+    r"(?P<unit>minute|min|hour|hr|day|week)s?\s+(?:before|earlier|ahead|in advance)$",
+    re.IGNORECASE,
+)
+
+
+def reminder(
+    value: str | None, ctx: OperationContext, anchor: datetime | None, what: str = "due time"
+) -> datetime | None:
+    """A ``remind_at`` argument as an aware datetime: ISO 8601 or words ('tomorrow at 8'), or
+    a lead before ``anchor`` (the due time or start: 'an hour before', '2 days before').
+    ValueError for a time in the past, or a lead without an anchor."""
+    if value is None or not value.strip():
+        return None
+    lead = _BEFORE.match(" ".join(value.strip().split()))
+    if lead is not None:
+        if anchor is None:
+            raise ValueError(f"'{value}' needs a {what}: give one, or a time for the reminder")
+        count = lead.group("n").lower()
+        amount = _NUMBERS[count] if count in _NUMBERS else float(count)
+        found: datetime | None = anchor - timedelta(
+            minutes=amount * _UNITS[lead.group("unit").lower()]
+        )
+    else:
+        found = moment(value, ctx)
+    if found is not None and found < clock(ctx):
+        raise ValueError(f"the reminder time {found.isoformat()} is in the past; give a later one")
+    return found
 
 
 def period(value: str | None, ctx: OperationContext, prefer: Prefer = "future") -> DateRange | None:

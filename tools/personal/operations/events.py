@@ -25,6 +25,7 @@ from tools.personal.operations.common import (
     period,
     personal,
     refusals,
+    reminder,
     resolve_target,
     search_operation,
     send_webhook,
@@ -49,19 +50,34 @@ class CreateEvent(BaseModel):
     location: str = Field("", max_length=200)
     attendees: list[str] = Field(default_factory=list, max_length=MAX_LIST_ITEMS)
     notes: str = Field("", max_length=4000)
+    remind: str | None = Field(
+        None,
+        max_length=200,
+        validation_alias=AliasChoices("remind_at", "remind"),
+        description="When to remind the user: ISO 8601, words, or a lead before the start "
+        "('an hour before'); a recurring event is reminded as long before each occurrence.",
+    )
+    rrule: str | None = Field(
+        None,
+        max_length=500,
+        description="Recurrence as an RFC 5545 RRULE, e.g. 'FREQ=WEEKLY;BYDAY=MO;COUNT=10'.",
+    )
 
 
 @personal()
 async def create_event(ctx: OperationContext, args: CreateEvent) -> Event:
     """Put an event on the user's calendar."""
     with refusals():
+        starts = moment(args.starts, ctx)  # None: refused by EventCreate
         data = EventCreate(
             title=args.title,
-            starts_at=moment(args.starts, ctx),  # None: refused by EventCreate
+            starts_at=starts,
             ends_at=moment(args.ends, ctx),
             location=args.location,
             attendees=args.attendees,
             notes=args.notes,
+            remind_at=reminder(args.remind, ctx, starts, what="start"),
+            rrule=args.rrule,
         )
         return await engine(ctx).create_event(ctx.owner, data, tz=ctx.timezone)
 
@@ -141,9 +157,26 @@ class UpdateEvent(EventRef):
     location: str | None = Field(None, max_length=200)
     attendees: list[str] | None = Field(None, max_length=MAX_LIST_ITEMS)
     notes: str | None = Field(None, max_length=4000)
+    remind: str | None = Field(
+        None,
+        max_length=200,
+        validation_alias=AliasChoices("remind_at", "remind"),
+        description="New reminder time: ISO 8601, words, or a lead before the start "
+        "('an hour before'); a recurring event is reminded as long before each occurrence.",
+    )
+    rrule: str | None = Field(
+        None,
+        max_length=500,
+        description="Recurrence as an RFC 5545 RRULE, e.g. 'FREQ=WEEKLY;BYDAY=MO;COUNT=10'.",
+    )
     clear: list[
-        Literal["title", "starts", "starts_at", "ends", "ends_at", "location", "attendees", "notes"]
-    ] = Field(default_factory=list, max_length=6, description="Fields to empty, e.g. ['ends_at'].")
+        Literal[
+            "title", "starts", "starts_at", "ends", "ends_at", "location", "attendees", "notes",
+            "remind", "remind_at", "rrule",
+        ]
+    ] = Field(
+        default_factory=list, max_length=11, description="Fields to empty, e.g. ['ends_at']."
+    )  # fmt: skip
 
 
 @personal()
@@ -151,10 +184,17 @@ async def update_event(ctx: OperationContext, args: UpdateEvent) -> Event:
     """Change or move an event (a new start keeps its length unless a new end is given)."""
     with refusals():
         dates = {"starts": "starts_at", "ends": "ends_at"}
-        found = changes(args, ctx, keys={"event_id", "match"}, dates=dates)
-        if not found:
+        found = changes(args, ctx, keys={"event_id", "match", "remind"}, dates=dates)
+        if "remind" in found:  # clear=["remind"]
+            found["remind_at"] = found.pop("remind")
+        if not found and args.remind is None:
             raise ValueError("nothing to change")
         target = await resolve_target(ctx, "event", args.event_id, args.match)
+        if args.remind is not None:
+            anchor = found.get("starts_at")
+            if anchor is None:
+                anchor = (await engine(ctx).get_event(ctx.owner, target)).starts_at
+            found["remind_at"] = reminder(args.remind, ctx, anchor, what="start")
         return await engine(ctx).update_event(ctx.owner, target, EventUpdate(**found))
 
 

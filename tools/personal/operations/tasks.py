@@ -34,6 +34,7 @@ from tools.personal.operations.common import (
     period,
     personal,
     refusals,
+    reminder,
     resolve_target,
     search_operation,
     send_webhook,
@@ -55,18 +56,27 @@ class CreateTask(BaseModel):
     priority: Priority = "normal"
     tags: list[str] = Field(default_factory=list, max_length=MAX_TAGS)
     notes: str = Field("", max_length=4000)
+    remind: str | None = Field(
+        None,
+        max_length=200,
+        validation_alias=AliasChoices("remind_at", "remind"),
+        description="When to remind the user: ISO 8601, words ('tomorrow at 8'), or a lead "
+        "before the due time ('an hour before', '2 days before').",
+    )
 
 
 @personal()
 async def create_task(ctx: OperationContext, args: CreateTask) -> Task:
-    """Create a task or reminder for the user."""
+    """Create a task or reminder for the user (`remind_at`: when the reminder fires)."""
     with refusals():
+        due = moment(args.due, ctx)
         data = TaskCreate(
             title=args.title,
-            due_at=moment(args.due, ctx),
+            due_at=due,
             priority=args.priority,
             tags=args.tags,
             notes=args.notes,
+            remind_at=reminder(args.remind, ctx, due),
         )
         return await engine(ctx).create_task(ctx.owner, data, tz=ctx.timezone)
 
@@ -169,8 +179,19 @@ class UpdateTask(TaskRef):
     status: TaskStatus | None = None
     tags: list[str] | None = Field(None, max_length=MAX_TAGS)
     notes: str | None = Field(None, max_length=4000)
-    clear: list[Literal["due", "due_at", "title", "priority", "status", "tags", "notes"]] = Field(
-        default_factory=list, max_length=6, description="Fields to empty, e.g. ['due_at']."
+    remind: str | None = Field(
+        None,
+        max_length=200,
+        validation_alias=AliasChoices("remind_at", "remind"),
+        description="New reminder time: ISO 8601, words ('tomorrow at 8'), or a lead "
+        "before the due time ('an hour before', '2 days before').",
+    )
+    clear: list[
+        Literal[
+            "due", "due_at", "title", "priority", "status", "tags", "notes", "remind", "remind_at"
+        ]
+    ] = Field(
+        default_factory=list, max_length=8, description="Fields to empty, e.g. ['remind_at']."
     )
 
 
@@ -178,12 +199,18 @@ class UpdateTask(TaskRef):
 async def update_task(ctx: OperationContext, args: UpdateTask) -> Task:
     """Change a task: title, due time, priority, status, tags or notes."""
     with refusals():
-        found = changes(args, ctx, keys={"task_id", "match"}, dates={"due": "due_at"})
-        if not found:
+        found = changes(args, ctx, keys={"task_id", "match", "remind"}, dates={"due": "due_at"})
+        if "remind" in found:  # clear=["remind"]
+            found["remind_at"] = found.pop("remind")
+        if not found and args.remind is None:
             raise ValueError(
-                "nothing to change: give a new title, due, priority, status, tags or notes"
+                "nothing to change: give a new title, due, priority, status, tags, notes or "
+                "remind_at"
             )
         target = await resolve_target(ctx, "task", args.task_id, args.match)
+        if args.remind is not None:
+            anchor = found.get("due_at") or (await engine(ctx).get_task(ctx.owner, target)).due_at
+            found["remind_at"] = reminder(args.remind, ctx, anchor)
         return await engine(ctx).update_task(ctx.owner, target, TaskUpdate(**found))
 
 
