@@ -28,10 +28,10 @@ from tests.agent_server.conftest import KEY_A, KEY_B, Receiver, wait_for
 from tests.support.processes import ApiProcess
 from tests.support.servers import RedisServer, free_port
 from tools.notifications import Notifications
-from tools.personal.models import EventCreate, EventUpdate
+from tools.personal.models import EventCreate, EventUpdate, TaskCreate, TaskUpdate
 from tools.personal.reminders import Reminders, job_id
 from tools.personal.service import PersonalService
-from tools.scheduler import Firing, Scheduler, SchedulerSettings
+from tools.scheduler import Firing, QuotaExceeded, Scheduler, SchedulerSettings
 
 pytestmark = pytest.mark.slow
 SECRET = "reminder-secret"
@@ -303,6 +303,30 @@ async def test_a_recurring_event_reminds_before_each_occurrence_once(
     assert moved is not None and moved.due == moved_start - lead
     await service.delete_event(user, again.id)
     assert await scheduler.get(retro) is None
+    await client.aclose()
+
+
+async def test_a_reminder_refused_by_the_quota_stores_nothing(
+    service_without_pgvector: PersonalService, redis_url: str, user: str
+) -> None:
+    """An owner at SCHEDULER_MAX_JOBS_PER_OWNER gets the refusal and no task: a 4xx never leaves
+    an item behind whose reminder would not fire."""
+    service = service_without_pgvector
+    client = aredis.Redis.from_url(redis_url)
+    tag = uuid.uuid4().hex[:8]
+    scheduler = Scheduler(client, SchedulerSettings(max_jobs_per_owner=1), prefix=f"{{q{tag}}}")
+    Reminders(service, scheduler, Notifications(client, prefix=f"test-{tag}")).attach()
+    soon = datetime.now(UTC) + timedelta(days=1)
+    kept = await service.create_task(user, TaskCreate(title="Passport", remind_at=soon))
+    with pytest.raises(QuotaExceeded, match="SCHEDULER_MAX_JOBS_PER_OWNER"):
+        await service.create_task(user, TaskCreate(title="Visa", remind_at=soon))
+    with pytest.raises(QuotaExceeded):  # an update that adds a reminder is refused alike
+        plain = await service.create_task(user, TaskCreate(title="Plain"))
+        await service.update_task(user, plain.id, TaskUpdate(remind_at=soon))
+    titles = {t.title: t.remind_at for t in (await service.list_tasks(user)).items}
+    assert "Visa" not in titles and titles["Passport"] is not None
+    assert titles["Plain"] is None  # the refused update was rolled back
+    assert await scheduler.get(job_id("task", user, kept.id)) is not None
     await client.aclose()
 
 

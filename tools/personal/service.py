@@ -202,10 +202,12 @@ class PersonalService:
             async with self.pool.connection() as conn, conn.transaction():
                 row = await self.repos[kind].insert(conn, user_id, values)
                 await self._index_row(conn, kind, row)
+                # before the commit: a reminder refused (the owner's quota, Redis down) rolls
+                # the write back, so a 4xx never leaves an item whose reminder will not fire
+                return await self._changed(kind, user_id, self._model(kind, row))
         except psycopg.errors.IntegrityError as exc:
             detail = exc.diag.message_primary
             raise InvalidItem(f"the {kind} breaks a rule of the data: {detail}") from None
-        return await self._changed(kind, user_id, self._model(kind, row))
 
     async def _changed(
         self, kind: Kind, user_id: str, item: AnyItem, *, deleted: bool = False
@@ -228,10 +230,10 @@ class PersonalService:
                 if row is None:
                     raise NotFound(kind, item_id)
                 await self._index_row(conn, kind, row)
+                return await self._changed(kind, user_id, self._model(kind, row))  # as _create
         except psycopg.errors.IntegrityError as exc:
             detail = exc.diag.message_primary
             raise InvalidItem(f"the change breaks a rule of the data: {detail}") from None
-        return await self._changed(kind, user_id, self._model(kind, row))
 
     async def _delete(self, kind: Kind, user_id: str, item_id: int) -> AnyItem:
         async with self.pool.connection() as conn, conn.transaction():
