@@ -5,8 +5,8 @@ limit). Documents are in collections (README, "Collections: who sees what"): an 
 the key's private collection unless the form names a shared one (``collection``), which only
 the owners in KNOWLEDGE_SHARED_WRITERS may write; every key reads its private collection plus
 the shared ones (``main.py ingest`` writes ``shared``). An upload may carry ``metadata`` (a JSON
-object of string, number and boolean values, at most MAX_METADATA_KEYS keys and
-MAX_METADATA_BYTES bytes) that ``filters`` of ``POST /documents/search`` and of the chat
+object of string, number and boolean values, at most MAX_DOCUMENT_METADATA_KEYS keys and
+MAX_DOCUMENT_METADATA_BYTES bytes) that ``filters`` of ``POST /documents/search`` and of the chat
 options match. With API_KEYS set, an upload is stored as ``upload:<owner>/<name>``, so one
 key's upload never replaces another's. Without API_KEYS there is one anonymous owner, who may
 change everything. Uploads are checked per file: a file that cannot be ingested (unsupported,
@@ -116,14 +116,15 @@ Slots = list[FileResult | int]
 
 def upload_metadata(raw: str | None, store: KnowledgeStore) -> dict[str, Any]:
     """The upload's ``metadata`` form field as a dict; `OperationError` 422 naming the rule
-    (JSON object, scalar values, MAX_METADATA_KEYS, MAX_METADATA_BYTES)."""
+    (JSON object, scalar values, MAX_DOCUMENT_METADATA_KEYS, MAX_DOCUMENT_METADATA_BYTES)."""
     if raw is None or not raw.strip():
         return {}
     settings = store.settings.knowledge
-    if len(raw.encode()) > settings.max_metadata_bytes:
+    most = settings.max_document_metadata_bytes
+    if len(raw.encode()) > most:
         raise OperationError(
-            f"metadata is larger than MAX_METADATA_BYTES ({settings.max_metadata_bytes:,} "
-            "bytes); keep fewer or shorter values",
+            f"metadata is larger than MAX_DOCUMENT_METADATA_BYTES ({most:,} bytes); keep fewer "
+            "or shorter values",
             status=422,
         )
     try:
@@ -133,10 +134,10 @@ def upload_metadata(raw: str | None, store: KnowledgeStore) -> dict[str, Any]:
                              '{"team": "ops"}', status=422) from exc  # fmt: skip
     if not isinstance(value, dict):
         raise OperationError('metadata must be a JSON object, e.g. {"team": "ops"}', status=422)
-    if len(value) > settings.max_metadata_keys:
+    if len(value) > settings.max_document_metadata_keys:
         raise OperationError(
-            f"metadata has {len(value)} keys; at most {settings.max_metadata_keys} "
-            "(MAX_METADATA_KEYS)",
+            f"metadata has {len(value)} keys; at most {settings.max_document_metadata_keys} "
+            "(MAX_DOCUMENT_METADATA_KEYS)",
             status=422,
         )
     for key, item in value.items():

@@ -126,14 +126,14 @@ class KnowledgeSettings(SettingsGroup):
         "shared collections every key reads; other keys write only their private collection. "
         "Without API_KEYS the one anonymous owner may. `main.py ingest` always may.",
     )
-    max_metadata_keys: int = Field(
+    max_document_metadata_keys: int = Field(
         32,
         ge=0,
         le=1000,
         description="Most keys in an upload's metadata (a JSON object of string, number and "
         "boolean values).",
     )
-    max_metadata_bytes: int = Field(
+    max_document_metadata_bytes: int = Field(
         4096,
         ge=2,
         le=1_000_000,

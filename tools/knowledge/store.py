@@ -275,11 +275,18 @@ class KnowledgeStore:
         )
 
     async def ingest_documents(
-        self, documents: Sequence[LoadedDocument], *, collection: str = SHARED
+        self,
+        documents: Sequence[LoadedDocument],
+        *,
+        collection: str = SHARED,
+        metadata: dict[str, Any] | None = None,
     ) -> IngestReport:
-        """Ingest already-loaded documents (one pseudo-file per call) into ``collection``."""
+        """Ingest already-loaded documents (one pseudo-file per call) into ``collection``, each
+        with ``metadata``."""
         result = LoadResult(list(documents))
-        return await self._ingest([("<documents>", result)], None, collection=collection)
+        return await self._ingest(
+            [("<documents>", result)], None, collection=collection, metadata=metadata
+        )
 
     async def _off_loop(self, fn: Callable[..., _T], *args: Any) -> _T:
         """Run blocking ingestion work on the ingestion pool."""
