@@ -183,12 +183,12 @@ def consistency(url: str) -> dict[str, int]:
         (stored,) = conn.execute("SELECT count(*) FROM knowledge.chunks").fetchone()  # type: ignore[misc]
         (mismatched,) = conn.execute(
             "SELECT count(*) FROM knowledge.documents d WHERE chunk_count <> (SELECT count(*)"
-            " FROM knowledge.chunks c WHERE c.kb = d.kb AND c.owner = d.owner"
+            " FROM knowledge.chunks c WHERE c.kb = d.kb AND c.collection = d.collection"
             " AND c.document_id = d.document_id)"
         ).fetchone()  # type: ignore[misc]
         (orphans,) = conn.execute(
             "SELECT count(*) FROM knowledge.chunks c WHERE NOT EXISTS (SELECT 1 FROM"
-            " knowledge.documents d WHERE d.kb = c.kb AND d.owner = c.owner"
+            " knowledge.documents d WHERE d.kb = c.kb AND d.collection = c.collection"
             " AND d.document_id = c.document_id)"
         ).fetchone()  # type: ignore[misc]
         (loose_postings,) = conn.execute(
