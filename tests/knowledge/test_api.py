@@ -202,9 +202,12 @@ def test_each_key_reads_its_private_collection_and_the_shared_ones(
         assert {h["title"] for h in found.json()["hits"]} == {"Cats"}
         found = _search(client, KEY, query="cats sleep", filters={"collection": "shared"})
         assert {h["title"] for h in found.json()["hits"]} <= {"Office"}
-        for bad in ({"colour": "red"}, {"metadata": {"year": {"between": [1, 2]}}},
-                    {"collection": "Not a name"}, {"metadata": {"tag": {"in": []}}}):  # fmt: skip
-            refused = _search(client, KEY, query="cats", filters=bad)
+        bad_filters: list[dict[str, Any]] = [
+            {"colour": "red"}, {"metadata": {"year": {"between": [1, 2]}}},
+            {"collection": "Not a name"}, {"metadata": {"tag": {"in": []}}},
+        ]  # fmt: skip
+        for bad_filter in bad_filters:
+            refused = _search(client, KEY, query="cats", filters=bad_filter)
             assert refused.status_code == 422, refused.text
             assert refused.json()["error"]["message"]
 
