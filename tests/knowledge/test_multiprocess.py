@@ -32,6 +32,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(1500)]
 #: Run by the searching process: one lexical-only and one dense-only search, as JSON titles.
 SEARCH = """
 import asyncio, json, sys
+from tools.knowledge.scope import Scope
 from tools.knowledge.store import KnowledgeStore
 from config import load_settings
 
@@ -39,7 +40,10 @@ async def main() -> None:
     store = await KnowledgeStore.open(load_settings())
     out = {}
     for name, lam in (("lexical", 0.0), ("dense", 1.0)):
-        result = await store.search(sys.argv[1], lambda_mult=lam, top_k=3, fetch_k=3)
+        # as the APIs' one anonymous owner: its private uploads and the shared collection
+        result = await store.search(
+            sys.argv[1], lambda_mult=lam, top_k=3, fetch_k=3, scope=Scope("anonymous")
+        )
         out[name] = [h.title for h in result.hits]
     await store.close()
     print(json.dumps(out))
