@@ -46,7 +46,7 @@ from app.security import Caller, CallerDep
 from app.services import get_services
 from tools.knowledge import operations as ops
 from tools.knowledge.loaders import IngestLimitExceeded
-from tools.knowledge.scope import Scope
+from tools.knowledge.scope import Scope, check_value
 from tools.knowledge.store import KnowledgeStore
 from tools.knowledge.types import FileResult, IngestProgress, IngestReport
 from tools.operations import OperationError
@@ -147,6 +147,11 @@ def upload_metadata(raw: str | None, store: KnowledgeStore) -> dict[str, Any]:
                 "booleans (no null, list or object)",
                 status=422,
             )
+        try:
+            check_value(key, "a metadata key")
+            check_value(item, f"metadata {key!r}")
+        except ValueError as exc:
+            raise OperationError(str(exc), status=422) from exc
     return value
 
 

@@ -205,6 +205,7 @@ def test_each_key_reads_its_private_collection_and_the_shared_ones(
         bad_filters: list[dict[str, Any]] = [
             {"colour": "red"}, {"metadata": {"year": {"between": [1, 2]}}},
             {"collection": "Not a name"}, {"metadata": {"tag": {"in": []}}},
+            {"source": "a\x00b"}, {"metadata": {"k\x00": 1}}, {"metadata": {"k": "\x00"}},
         ]  # fmt: skip
         for bad_filter in bad_filters:
             refused = _search(client, KEY, query="cats", filters=bad_filter)
@@ -269,6 +270,8 @@ def test_upload_metadata_is_checked(app_settings: Callable[..., Settings]) -> No
             ("[1, 2]", "JSON object"),
             ('{"a": [1]}', "strings, numbers or booleans"),
             ('{"a": null}', "strings, numbers or booleans"),
+            ('{"a": NaN}', "not a finite number"),
+            ('{"a": "x\\u0000y"}', "NUL"),
             ('{"a": 1, "b": 2, "c": 3}', "MAX_DOCUMENT_METADATA_KEYS"),
             (json.dumps({"a": "x" * 200}), "MAX_DOCUMENT_METADATA_BYTES"),
         ):

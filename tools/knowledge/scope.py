@@ -23,6 +23,7 @@ chunks they keep do not change.
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -100,10 +101,21 @@ class Condition(BaseModel):
     def _not_empty(self) -> Condition:
         if all(v is None for v in (self.eq, self.in_, self.gt, self.gte, self.lt, self.lte)):
             raise ValueError("a condition needs one of eq, in, gt, gte, lt, lte")
+        for value in [self.eq, *(self.in_ or []), self.gt, self.gte, self.lt, self.lte]:
+            check_value(value, "a condition value")
         return self
 
     def is_range(self) -> bool:
         return any(v is not None for v in (self.gt, self.gte, self.lt, self.lte))
+
+
+def check_value(value: Any, what: str) -> None:
+    """ValueError for what Postgres cannot store or compare in text or jsonb: a NUL character,
+    a number that is not finite."""
+    if isinstance(value, str) and "\x00" in value:
+        raise ValueError(f"{what} holds a NUL character")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"{what} is not a finite number")
 
 
 def _condition(value: Any) -> Any:
@@ -141,6 +153,8 @@ class Filters(BaseModel):
         if isinstance(value, dict):
             if len(value) > MAX_CONDITIONS:
                 raise ValueError(f"at most {MAX_CONDITIONS} metadata conditions")
+            for key in value:
+                check_value(key, "a metadata key")
             return {k: _condition(v) for k, v in value.items()}
         return value
 
@@ -149,6 +163,8 @@ class Filters(BaseModel):
     def _bounded(cls, value: str | list[str] | None) -> str | list[str] | None:
         if isinstance(value, list) and not 1 <= len(value) <= MAX_IN_VALUES:
             raise ValueError(f"give 1 to {MAX_IN_VALUES} values")
+        for item in [] if value is None else _values(value):
+            check_value(item, "a value")
         return value
 
     @field_validator("collection")
