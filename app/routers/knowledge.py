@@ -37,6 +37,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, File, Form, Query, Request, Response, UploadFile, status
 from fastapi.responses import JSONResponse
+from pydantic import ValidationError
 from sse_starlette.sse import EventSourceResponse
 
 from app.bodies import StrictJSONRoute
@@ -341,9 +342,11 @@ async def list_documents(
 ) -> dict[str, Any]:
     """The documents this key reads (its private collection and the shared ones), each with
     its collection, sorted by source then title, one page at a time."""
-    page = await ops.list_documents(
-        ctx, ops.ListDocuments(limit=limit, offset=offset, collection=collection)
-    )
+    try:
+        query = ops.ListDocuments(limit=limit, offset=offset, collection=collection)
+    except ValidationError as exc:  # a malformed collection name
+        raise OperationError(exc.errors()[0]["msg"], status=422) from exc
+    page = await ops.list_documents(ctx, query)
     return page.model_dump()
 
 

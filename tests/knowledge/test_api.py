@@ -181,6 +181,8 @@ def test_each_key_reads_its_private_collection_and_the_shared_ones(
         assert cats_doc["metadata"] == {"team": "pets", "year": 2024, "reviewed": True}
         only = client.get("/documents", params={"collection": "shared"}, headers=mine).json()
         assert [d["title"] for d in only["documents"]] == ["Office"]
+        bad_listing = client.get("/documents", params={"collection": "Not A Name"}, headers=mine)
+        assert bad_listing.status_code == 422, bad_listing.text
 
         # search: private isolation, shared for both, the hit's fields
         hits = _search(client, KEY, query="how long do cats sleep?", top_k=3).json()["hits"]

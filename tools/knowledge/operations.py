@@ -19,7 +19,7 @@ from __future__ import annotations
 import uuid
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from tools.knowledge.scope import (
     PRIVATE,
@@ -147,8 +147,16 @@ class ListDocuments(BaseModel):
     """One page of the documents the caller reads, sorted by source then title."""
 
     collection: str | None = Field(
-        None, description="Only this collection ('private' or a shared one)."
+        None, max_length=80, description="Only this collection ('private' or a shared one)."
     )
+
+    @field_validator("collection")
+    @classmethod
+    def _a_collection(cls, value: str | None) -> str | None:
+        if value is not None and value != PRIVATE:
+            check_shared_name(value)
+        return value
+
     limit: int = Field(100, ge=1, le=1000, description="Page size.")
     # bounded: an offset past Postgres's bigint was a 500 (NumericValueOutOfRange)
     offset: int = Field(0, ge=0, le=1_000_000, description="Documents to skip.")
