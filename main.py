@@ -77,6 +77,11 @@ def build_parser() -> argparse.ArgumentParser:
     ingest.add_argument("paths", nargs="+", metavar="PATH", help="files or folders to ingest")
     ingest.add_argument("--quiet", action="store_true", help="no progress bar")
     ingest.add_argument("--json", action="store_true", help="print the report as JSON")
+    ingest.add_argument(
+        "--collection",
+        default="shared",
+        help="the shared collection to write (default: shared; every API key reads it)",
+    )
     config = sub.add_parser("config", help="print the effective settings, secrets redacted")
     config.add_argument(
         "--table", action="store_true", help="print every setting as a Markdown table instead"
@@ -126,7 +131,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "ingest":
         from app.ingest_cli import run as ingest
 
-        return ingest(settings, args.paths, quiet=args.quiet, as_json=args.json)
+        return ingest(
+            settings, args.paths, quiet=args.quiet, as_json=args.json, collection=args.collection
+        )
     if args.command == "seed-analytics":
         from app.components.analytics import seed_command
 

@@ -2,8 +2,9 @@
 
 Folders are walked recursively for .md, .txt, .rst, .html, .pdf, BEIR-style .jsonl, .docx,
 .pptx, .xlsx, .csv and .json files; a progress bar runs on stderr, and a per-file summary
-follows on stdout. Exit status: 0 when every file went in, 1 when some failed (the others are
-still ingested), 2 when the knowledge base could not be opened (e.g. DATABASE_URL names a
+follows on stdout. The files go to a shared collection (``--collection``, default ``shared``)
+that every API key reads. Exit status: 0 when every file went in, 1 when some failed (the others
+are still ingested), 2 when the knowledge base could not be opened (e.g. DATABASE_URL names a
 Postgres without pgvector). It runs next to a running API, Studio or other ingests on the same
 DATA_DIR: they all share the one Postgres.
 """
@@ -75,11 +76,26 @@ class ProgressBar:
         self.bar.close()
 
 
-async def ingest(settings: Settings, paths: Sequence[str], *, quiet: bool, as_json: bool) -> int:
-    """Open the knowledge base, ingest `paths`, print the summary; returns the exit status."""
+async def ingest(
+    settings: Settings,
+    paths: Sequence[str],
+    *,
+    quiet: bool,
+    as_json: bool,
+    collection: str = "shared",
+) -> int:
+    """Open the knowledge base, ingest `paths` into the shared `collection`, print the summary;
+    returns the exit status."""
     from tools.knowledge.schema import KnowledgeEngineError
+    from tools.knowledge.scope import check_shared_name
     from tools.knowledge.store import KnowledgeStore
     from tools.providers.embeddings import EmbeddingError
+
+    try:
+        check_shared_name(collection)
+    except ValueError as exc:
+        print(f"--collection: {exc}", file=sys.stderr)
+        return EXIT_CANNOT_OPEN
 
     try:
         store = await KnowledgeStore.open(settings)
@@ -88,7 +104,7 @@ async def ingest(settings: Settings, paths: Sequence[str], *, quiet: bool, as_js
         return EXIT_CANNOT_OPEN
     bar = ProgressBar(disable=quiet or as_json)
     try:
-        report = await store.ingest_paths(paths, progress=bar)
+        report = await store.ingest_paths(paths, progress=bar, collection=collection)
     except KnowledgeEngineError as exc:
         print(f"Cannot write to the knowledge base: {exc}", file=sys.stderr)
         return EXIT_CANNOT_OPEN
@@ -100,6 +116,6 @@ async def ingest(settings: Settings, paths: Sequence[str], *, quiet: bool, as_js
 
 
 def run(settings: Settings, paths: Sequence[str], *, quiet: bool = False,
-        as_json: bool = False) -> int:  # fmt: skip
+        as_json: bool = False, collection: str = "shared") -> int:  # fmt: skip
     """The ``ingest`` command (synchronous entry for `main.py`)."""
-    return asyncio.run(ingest(settings, paths, quiet=quiet, as_json=as_json))
+    return asyncio.run(ingest(settings, paths, quiet=quiet, as_json=as_json, collection=collection))

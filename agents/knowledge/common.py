@@ -6,13 +6,16 @@ import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from agents.contract.context import AgentServices
+from agents.contract.context import AgentServices, context_of
 from agents.knowledge.citations import Citation, source_key
 from agents.knowledge.state import EffectiveOptions, KnowledgeOptions, TraceEntry
+from tools.knowledge.scope import Scope
 from tools.knowledge.store import KnowledgeStore
 from tools.knowledge.types import SearchHit
 
 if TYPE_CHECKING:
+    from langgraph.runtime import Runtime
+
     from config import Settings
 
 _HIT_FIELDS = frozenset(f.name for f in dataclasses.fields(SearchHit))
@@ -52,6 +55,14 @@ def store_of(services: AgentServices) -> KnowledgeStore:
     """The process's knowledge base, which the app's knowledge component opened (the agent
     never opens one): `EngineNotOpen` when it is not open in this process."""
     return services.engine(KnowledgeStore)
+
+
+def scope_of(runtime: Runtime[Any]) -> Scope:
+    """What this run's searches read: the run's owner's private collection and the shared
+    ones (the owner is set by the app, never by the caller's input), with the run's
+    ``filters`` option."""
+    context = context_of(runtime)
+    return Scope(owner=context.owner, filters=context.options(KnowledgeOptions).filters)
 
 
 def hits_from(documents: Iterable[Mapping[str, Any]]) -> list[SearchHit]:

@@ -26,6 +26,7 @@ from agents.knowledge.common import (
     asked_query,
     hits_from,
     resolve_options,
+    scope_of,
     store_of,
     trace,
 )
@@ -42,6 +43,7 @@ from agents.knowledge.strategies import (
     judge_grades,
     strip_meta,
 )
+from tools.knowledge.scope import OPERATOR, Scope
 from tools.knowledge.store import KnowledgeStore
 from tools.knowledge.types import SearchHit
 from tools.providers.chat_models import message_text
@@ -150,6 +152,7 @@ async def retrieve(state: KnowledgeState, runtime: Runtime[RunContext]) -> dict[
     """Hybrid search for the current query: RERANKER_FETCH_K candidates, reranked by the
     cross-encoder when ENABLE_RERANKING is on, RETRIEVAL_TOP_K kept."""
     store = store_of(services_of(runtime))
+    scope = scope_of(runtime)
     options = state["knowledge_options"]
     query = state["query"]
     lam = float(state.get("lambda_mult", 0.5))
@@ -157,16 +160,17 @@ async def retrieve(state: KnowledgeState, runtime: Runtime[RunContext]) -> dict[
     errors: list[str] = []
     try:
         result = await store.search(
-            query, lambda_mult=lam, fetch_k=fetch_k, top_k=top_k, rerank=options["reranking"]
-        )
+            query, lambda_mult=lam, fetch_k=fetch_k, top_k=top_k, rerank=options["reranking"],
+            scope=scope,
+        )  # fmt: skip
     except RerankerError as exc:  # a missing model must not cost the user the answer
         log.warning("reranking failed: %s", exc)
         errors.append(f"retrieve: reranking skipped ({exc})")
         result = await store.search(
-            query, lambda_mult=lam, fetch_k=fetch_k, top_k=top_k, rerank=False
+            query, lambda_mult=lam, fetch_k=fetch_k, top_k=top_k, rerank=False, scope=scope
         )
     earlier = state.get("retrieval") or {}
-    size = earlier.get("knowledge_base") or await _knowledge_base_size(store)
+    size = earlier.get("knowledge_base") or await _knowledge_base_size(store, scope)
     empty = not result.hits and size["documents"] == 0
     seen = list(earlier.get("seen_chunk_ids") or [])
     new_chunks = [h.chunk_id for h in result.hits if h.chunk_id not in seen]
@@ -204,10 +208,10 @@ async def retrieve(state: KnowledgeState, runtime: Runtime[RunContext]) -> dict[
     return update
 
 
-async def _knowledge_base_size(store: KnowledgeStore) -> dict[str, int]:
+async def _knowledge_base_size(store: KnowledgeStore, scope: Scope) -> dict[str, int]:
     """Documents and chunks the search covers (once per turn: what the bar of relevant
     documents and the retries can count on)."""
-    stats = await store.stats()
+    stats = await store.stats(scope)
     return {"documents": int(stats["documents"]), "chunks": int(stats["chunks"])}
 
 
@@ -267,14 +271,19 @@ async def _grade_with_model(
 
 
 async def rescored(
-    store: KnowledgeStore, state: KnowledgeState, hits: list[SearchHit], asked: str
+    store: KnowledgeStore,
+    state: KnowledgeState,
+    hits: list[SearchHit],
+    asked: str,
+    scope: Scope = OPERATOR,
 ) -> list[SearchHit]:
     """`hits` with their ``score`` recomputed against `asked`: a rewritten query (PRF adds the
     top documents' own words) would make its own results look relevant."""
     reranked = bool((state.get("retrieval") or {}).get("reranked"))
     scores = await store.relevance(
-        asked, hits, lambda_mult=float(state.get("lambda_mult", 0.5)), rerank=reranked
-    )
+        asked, hits, lambda_mult=float(state.get("lambda_mult", 0.5)), rerank=reranked,
+        scope=scope,
+    )  # fmt: skip
     if reranked:
         return [replace(h, rerank_score=score) for h, score in zip(hits, scores, strict=True)]
     return [replace(h, relevance=score) for h, score in zip(hits, scores, strict=True)]
@@ -301,7 +310,7 @@ async def grade_documents_node(
         grading, errors = await _grade_with_model(model, asked, hits, threshold, minimum)
     if grading is None:
         if hits and state["query"] != asked:
-            hits = await rescored(store_of(services), state, hits, asked)
+            hits = await rescored(store_of(services), state, hits, asked, scope_of(runtime))
         grading = grade_documents(hits, threshold=threshold, min_relevant=minimum)
     verdict = "passed" if grading.passed else "failed"
     note = f"{verdict}: {grading.reason}"
@@ -357,7 +366,10 @@ async def transform_query(state: KnowledgeState, runtime: Runtime[RunContext]) -
 
     async def offline() -> tuple[str, str, str]:
         store = store_of(services)
-        expansion = await asyncio.to_thread(expand_query, state["query"], hits, idf=store.idf_of)
+        scope = scope_of(runtime)
+        expansion = await asyncio.to_thread(
+            expand_query, state["query"], hits, idf=lambda word: store.idf_of(word, scope)
+        )
         added = ", ".join(expansion.added_terms) or "none"
         return expansion.query, expansion.method, f"added terms from the top documents: {added}"
 

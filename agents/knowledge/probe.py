@@ -36,6 +36,7 @@ from agents.knowledge.strategies import evaluate_query, strip_meta
 from agents.knowledge.text import QUESTION_WORDS, STOPWORDS, content_terms, sentences, words
 from tools.knowledge.analysis import analyze
 from tools.knowledge.schema import KnowledgeEngineError
+from tools.knowledge.scope import Scope
 from tools.knowledge.types import SearchHit
 from tools.operations import EngineNotOpen
 
@@ -54,16 +55,17 @@ async def knowledge_probe(message: str, services: AgentServices, owner: str) -> 
     """The best hit's relevance to ``message`` in ``owner``'s knowledge base (None: no words
     to search for, or no documents).
 
-    The current engine keeps one knowledge base that every caller reads (the agent's
-    ``retrieve`` searches it the same way), so the probe sees exactly what the agent would
-    search; an owner-scoped engine is searched as ``owner`` here.
+    It searches exactly what the agent's ``retrieve`` searches for ``owner`` (the run's
+    owner): its private collection plus the shared ones, with one ranking (`Scope`), so
+    another key's private documents never pull this key's messages to the knowledge agent.
     """
     query = probe_query(message)
     if not content_terms(query):
         return None
+    scope = Scope(owner=owner)
     try:
         store = store_of(services)
-        if (await store.stats())["documents"] == 0:
+        if (await store.stats(scope))["documents"] == 0:
             return None
     except (KnowledgeEngineError, EngineNotOpen):
         # the knowledge base cannot be opened (e.g. a Postgres without pgvector) or is not open
@@ -76,9 +78,9 @@ async def knowledge_probe(message: str, services: AgentServices, owner: str) -> 
     result, idf = await asyncio.gather(
         store.search(
             query, lambda_mult=weight, top_k=settings.routing.passage_hits, rerank=False,
-            score_rerank=True,
+            score_rerank=True, scope=scope,
         ),
-        asyncio.to_thread(store.engine.idf, store.owner, passage_stems(query)),
+        asyncio.to_thread(store.idf, passage_stems(query), scope),
     )  # fmt: skip
     scores = [h.relevance for h in result.hits if h.relevance is not None]
     if not scores:

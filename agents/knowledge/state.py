@@ -14,8 +14,11 @@ from __future__ import annotations
 import operator
 from typing import Annotated, Any, TypedDict
 
+from pydantic import Field
+
 from agents.contract.context import AgentOptions, override
 from agents.contract.state import AgentState
+from tools.knowledge.scope import Filters
 
 #: The agent's registry name (routing, ``agent_answers`` key, ``agent_contexts`` domain).
 AGENT = "knowledge"
@@ -40,6 +43,11 @@ class KnowledgeOptions(AgentOptions):
     enable_reranking: bool | None = override("enable_reranking")
     reflection_max_iterations: int | None = override("reflection_max_iterations")
     retrieval_top_k: int | None = override("retrieval_top_k")
+    filters: Filters | None = Field(
+        None,
+        description="Search only documents matching these (collection, source, title, metadata "
+        "conditions), as POST /documents/search's filters; applied inside the search.",
+    )
 
 
 class EffectiveOptions(TypedDict):

@@ -119,12 +119,25 @@ def test_documents_need_an_api_key(client: TestClient) -> None:
     assert denied.status_code == 401
 
 
-def test_every_key_reads_the_collection_and_changes_only_its_own_uploads(
+def _ask(client: TestClient, message: str, key: str, **options: Any) -> dict[str, Any]:
+    body: dict[str, Any] = {"message": message}
+    if options:
+        body["options"] = options
+    response = client.post("/chat", json=body, headers={"X-API-Key": key})
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def _search(client: TestClient, key: str, **body: Any) -> Any:
+    return client.post("/documents/search", json=body, headers={"X-API-Key": key})
+
+
+def test_each_key_reads_its_private_collection_and_the_shared_ones(
     app_settings: Callable[..., Settings], knowledge_db: str, tmp_path: Path
 ) -> None:
-    """One shared collection: another key's documents are listed and answer its questions, but
-    it cannot delete them (403, nothing lost), and its upload of the same name is its own
-    document, never a replacement; documents from `main.py ingest` belong to the operator."""
+    """Two keys: an upload is private to its key (listing, search, chat answers, show, delete);
+    `main.py ingest` writes the shared collection both read; only a shared writer changes it;
+    metadata and filters work through the API and the chat options."""
     handbook = tmp_path / "handbook.md"
     handbook.write_text("# Office\n\nThe office day is Wednesday for every team.\n")
     ingest = subprocess.run(
@@ -144,44 +157,132 @@ def test_every_key_reads_the_collection_and_changes_only_its_own_uploads(
         timeout=600,
     )
     assert ingest.returncode == 0, ingest.stderr[-2000:]
-    app = create_app(app_settings(api_keys=[KEY, OTHER_KEY]))
-    with TestClient(app) as client:
+    writer = owner_of(KEY, OWNER_SECRET.encode())
+    settings = app_settings(api_keys=[KEY, OTHER_KEY], knowledge_shared_writers=writer)
+    with TestClient(create_app(settings)) as client:
         mine, other = {"X-API-Key": KEY}, {"X-API-Key": OTHER_KEY}
         cats = {"cats.rst": CORPUS_FILES["cats.rst"]}
-        assert client.post("/documents", files=files(cats), headers=mine).json()["added"] == 1
-        listed = client.get("/documents", headers=other).json()["documents"]
-        assert {d["title"] for d in listed} == {"Cats", "Office"}
-        by_title = {d["title"]: d for d in listed}
-        assert by_title["Cats"]["source"] == f"{SOURCE}cats.rst"
+        meta = json.dumps({"team": "pets", "year": 2024, "reviewed": True})
+        up = client.post("/documents", files=files(cats), data={"metadata": meta}, headers=mine)
+        assert up.status_code == 200 and up.json()["added"] == 1, up.text
+        backups = {"backups.md": CORPUS_FILES["backups.md"]}
+        assert client.post("/documents", files=files(backups), headers=other).json()["added"] == 1
 
-        answer = client.post(
-            "/chat", json={"message": "According to my documents, how long do cats sleep?"},
-            headers=other,
-        ).json()  # fmt: skip
+        # listing: each key's private documents and the shared ones, with the collection
+        def listed(headers: dict[str, str]) -> dict[str, dict[str, Any]]:
+            body = client.get("/documents", headers=headers).json()
+            return {d["title"]: d for d in body["documents"]}
+
+        assert {t: d["collection"] for t, d in listed(mine).items()} == {
+            "Cats": "private", "Office": "shared"}  # fmt: skip
+        assert {t: d["collection"] for t, d in listed(other).items()} == {
+            "Backups": "private", "Office": "shared"}  # fmt: skip
+        cats_doc = listed(mine)["Cats"]
+        assert cats_doc["metadata"] == {"team": "pets", "year": 2024, "reviewed": True}
+        only = client.get("/documents", params={"collection": "shared"}, headers=mine).json()
+        assert [d["title"] for d in only["documents"]] == ["Office"]
+        bad_listing = client.get("/documents", params={"collection": "Not A Name"}, headers=mine)
+        assert bad_listing.status_code == 422, bad_listing.text
+
+        # search: private isolation, shared for both, the hit's fields
+        hits = _search(client, KEY, query="how long do cats sleep?", top_k=3).json()["hits"]
+        assert hits[0]["title"] == "Cats" and hits[0]["collection"] == "private"
+        assert set(hits[0]) == {"document_id", "chunk_id", "title", "source", "collection",
+                                "page", "chunk", "score", "text"}  # fmt: skip
+        assert hits[0]["page"] is None and hits[0]["chunk"] == 0
+        theirs = _search(client, OTHER_KEY, query="how long do cats sleep?", top_k=10).json()
+        assert "Cats" not in {h["title"] for h in theirs["hits"]}
+        for key in (KEY, OTHER_KEY):
+            office = _search(client, key, query="which day is the office day?", top_k=1)
+            assert office.json()["hits"][0]["title"] == "Office"
+        lexical = _search(client, KEY, query="cats sleep", mode="lexical").json()
+        assert lexical["mode"] == "lexical" and lexical["lambda_mult"] == 0.0
+
+        # filters through the API: metadata, collection; bad ones are 422 with a message
+        found = _search(client, KEY, query="sleep office day", top_k=5,
+                        filters={"metadata": {"team": "pets", "year": {"gte": 2020}}})  # fmt: skip
+        assert {h["title"] for h in found.json()["hits"]} == {"Cats"}
+        found = _search(client, KEY, query="cats sleep", filters={"collection": "shared"})
+        assert {h["title"] for h in found.json()["hits"]} <= {"Office"}
+        bad_filters: list[dict[str, Any]] = [
+            {"colour": "red"}, {"metadata": {"year": {"between": [1, 2]}}},
+            {"collection": "Not a name"}, {"metadata": {"tag": {"in": []}}},
+            {"source": "a\x00b"}, {"metadata": {"k\x00": 1}}, {"metadata": {"k": "\x00"}},
+        ]  # fmt: skip
+        for bad_filter in bad_filters:
+            refused = _search(client, KEY, query="cats", filters=bad_filter)
+            assert refused.status_code == 422, refused.text
+            assert refused.json()["error"]["message"]
+
+        # chat answers: the other key's question never reaches this key's private document
+        question = "According to my documents, how long do cats sleep?"
+        answer = _ask(client, question, KEY)
         assert answer["agent"] == "knowledge" and "twelve and sixteen hours" in answer["answer"]
+        answer = _ask(client, question, OTHER_KEY)
+        assert "twelve and sixteen hours" not in answer["answer"]
+        cited = answer["data"].get("knowledge", {}).get("citations", [])
+        assert "Cats" not in {c["title"] for c in cited}
+        for key in (KEY, OTHER_KEY):
+            shared = _ask(client, "According to my documents, which day is the office day?", key)
+            assert "Wednesday" in shared["answer"]
+        # chat options carry filters too: only the shared collection, no cats
+        filtered = _ask(client, question, KEY, filters={"collection": "shared"})
+        assert "twelve and sixteen hours" not in filtered["answer"]
+        bad = client.post("/chat", json={"message": question, "options": {"filters": {"x": 1}}},
+                          headers=mine)  # fmt: skip
+        assert bad.status_code == 422
 
-        for title in ("Cats", "Office"):
-            refused = client.delete(f"/documents/{by_title[title]['id']}", headers=other)
-            assert refused.status_code == 403, refused.text
-            assert "only its uploader" in refused.json()["error"]["message"]
-        office = client.delete(f"/documents/{by_title['Office']['id']}", headers=mine)
-        assert office.status_code == 403  # the operator's, not any key's
+        # show and delete: another key's private document does not exist for it
+        assert client.get(f"/documents/{cats_doc['id']}", headers=other).status_code == 404
+        assert client.delete(f"/documents/{cats_doc['id']}", headers=other).status_code == 404
+        office_id = listed(other)["Office"]["id"]
+        refused = client.delete(f"/documents/{office_id}", headers=other)
+        assert refused.status_code == 403, refused.text
+        assert "KNOWLEDGE_SHARED_WRITERS" in refused.json()["error"]["message"]
+        # the same name uploaded by the other key is its own document, never a replacement
         own = client.post(
             "/documents", files=files({"cats.rst": b"Cats\n====\n\nCats purr."}), headers=other
         ).json()
         assert own["added"] == 1 and own["replaced"] == 0
-        kept = client.get(f"/documents/{by_title['Cats']['id']}", headers=mine).json()
-        assert kept["version"] == by_title["Cats"]["version"]  # untouched by the other key
-        assert client.get("/documents", headers=mine).json()["total"] == 3
-        deleted = client.delete(f"/documents/{by_title['Cats']['id']}", headers=mine)
-        assert deleted.status_code == 204
-        left = client.get("/documents", headers=other).json()["documents"]
-        assert sorted(d["source"] for d in left) == sorted(
-            [
-                f"upload:{owner_of(OTHER_KEY, OWNER_SECRET.encode())}/cats.rst",
-                str(handbook.resolve()),
-            ]
-        )
+        kept = client.get(f"/documents/{cats_doc['id']}", headers=mine).json()
+        assert kept["version"] == cats_doc["version"]
+
+        # writing shared collections: the writer may, the other key may not
+        team = {"team.md": b"# Team\n\nThe team lunch is on Friday.\n"}
+        denied = client.post("/documents", files=files(team), data={"collection": "shared"},
+                             headers=other)  # fmt: skip
+        assert denied.status_code == 403 and "KNOWLEDGE_SHARED_WRITERS" in denied.text
+        wrote = client.post("/documents", files=files(team), data={"collection": "teams"},
+                            headers=mine)  # fmt: skip
+        assert wrote.status_code == 200, wrote.text
+        assert listed(other)["Team"]["collection"] == "teams"
+        assert client.delete(f"/documents/{office_id}", headers=mine).status_code == 204
+        assert set(listed(other)) == {"Backups", "Cats", "Team"}
+        bad_name = client.post("/documents", files=files(team), data={"collection": "A B"},
+                               headers=mine)  # fmt: skip
+        assert bad_name.status_code == 422
+
+
+def test_upload_metadata_is_checked(app_settings: Callable[..., Settings]) -> None:
+    app = create_app(app_settings(max_document_metadata_keys=2, max_document_metadata_bytes=100))
+    with TestClient(app, headers={"X-API-Key": KEY}) as client:
+        cats = files({"cats.rst": CORPUS_FILES["cats.rst"]})
+        for bad, fragment in (
+            ("{not json", "not valid JSON"),
+            ("[1, 2]", "JSON object"),
+            ('{"a": [1]}', "strings, numbers or booleans"),
+            ('{"a": null}', "strings, numbers or booleans"),
+            ('{"a": NaN}', "not a finite number"),
+            ('{"a": "x\\u0000y"}', "NUL"),
+            ('{"a": 1, "b": 2, "c": 3}', "MAX_DOCUMENT_METADATA_KEYS"),
+            (json.dumps({"a": "x" * 200}), "MAX_DOCUMENT_METADATA_BYTES"),
+        ):
+            refused = client.post("/documents", files=cats, data={"metadata": bad})
+            assert refused.status_code == 422, (bad, refused.text)
+            assert fragment in refused.json()["error"]["message"]
+        assert client.get("/documents").json()["total"] == 0  # nothing went in
+        ok = client.post("/documents", files=cats, data={"metadata": '{"a": 1.5, "b": "x"}'})
+        assert ok.status_code == 200 and ok.json()["added"] == 1
 
 
 def test_bad_files_get_their_own_errors_and_lose_nothing(

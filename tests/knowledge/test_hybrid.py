@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from tools.hybrid import weighted_rrf
 from tools.knowledge.analysis import analyze
+from tools.knowledge.scope import OPERATOR
 from tools.knowledge.store import KnowledgeStore
 
 
@@ -71,14 +72,14 @@ async def test_lambda_extremes_are_the_pure_legs_on_the_store(
     query = "how do I restore the database from a backup?"
     lexical_only = await store.search(query, lambda_mult=0.0, top_k=20, fetch_k=20)
     assert [h.chunk_id for h in lexical_only.hits] == [
-        h.chunk_id for h in store.engine.lexical(store.owner, analyze(query), 20)
+        h.chunk_id for h in store.engine.lexical(store.target(OPERATOR), analyze(query), 20)
     ]
     assert all(h.dense_rank is None and h.lexical_rank == h.rank for h in lexical_only.hits)
 
     dense_only = await store.search(query, lambda_mult=1.0, top_k=20, fetch_k=20)
     qvec = np.asarray(store.embeddings.embed_query(query), dtype=np.float32)
     assert [h.chunk_id for h in dense_only.hits] == [
-        h.chunk_id for h in store.engine.dense(store.owner, qvec, 20)
+        h.chunk_id for h in store.engine.dense(store.target(OPERATOR), qvec, 20)
     ]
     assert all(h.lexical_rank is None and h.dense_rank == h.rank for h in dense_only.hits)
     assert "lexical_ms" in lexical_only.timings_ms and "embed_ms" in dense_only.timings_ms

@@ -32,6 +32,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(1500)]
 #: Run by the searching process: one lexical-only and one dense-only search, as JSON titles.
 SEARCH = """
 import asyncio, json, sys
+from tools.knowledge.scope import Scope
 from tools.knowledge.store import KnowledgeStore
 from config import load_settings
 
@@ -39,7 +40,10 @@ async def main() -> None:
     store = await KnowledgeStore.open(load_settings())
     out = {}
     for name, lam in (("lexical", 0.0), ("dense", 1.0)):
-        result = await store.search(sys.argv[1], lambda_mult=lam, top_k=3, fetch_k=3)
+        # as the APIs' one anonymous owner: its private uploads and the shared collection
+        result = await store.search(
+            sys.argv[1], lambda_mult=lam, top_k=3, fetch_k=3, scope=Scope("anonymous")
+        )
         out[name] = [h.title for h in result.hits]
     await store.close()
     print(json.dumps(out))
@@ -183,12 +187,12 @@ def consistency(url: str) -> dict[str, int]:
         (stored,) = conn.execute("SELECT count(*) FROM knowledge.chunks").fetchone()  # type: ignore[misc]
         (mismatched,) = conn.execute(
             "SELECT count(*) FROM knowledge.documents d WHERE chunk_count <> (SELECT count(*)"
-            " FROM knowledge.chunks c WHERE c.kb = d.kb AND c.owner = d.owner"
+            " FROM knowledge.chunks c WHERE c.kb = d.kb AND c.collection = d.collection"
             " AND c.document_id = d.document_id)"
         ).fetchone()  # type: ignore[misc]
         (orphans,) = conn.execute(
             "SELECT count(*) FROM knowledge.chunks c WHERE NOT EXISTS (SELECT 1 FROM"
-            " knowledge.documents d WHERE d.kb = c.kb AND d.owner = c.owner"
+            " knowledge.documents d WHERE d.kb = c.kb AND d.collection = c.collection"
             " AND d.document_id = c.document_id)"
         ).fetchone()  # type: ignore[misc]
         (loose_postings,) = conn.execute(

@@ -1,6 +1,7 @@
 """The knowledge operations on a real knowledge base (Postgres 16 with pgvector, MiniLM):
-every owner reads the one collection, only an upload's owner deletes it, and a process where
-the knowledge component did not open the store answers `EngineNotOpen`."""
+every owner reads its private collection and the shared ones, only the owner changes its
+private documents and only shared writers the shared ones, and a process where the knowledge
+component did not open the store answers `EngineNotOpen`."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from config import load_settings
 from tests.knowledge.conftest import CORPUS
 from tests.support.scripted import FixedFactory
 from tools.knowledge import operations as ops
+from tools.knowledge.scope import private_collection
 from tools.knowledge.store import KnowledgeStore
 from tools.operations import EngineNotOpen, NotFound, OperationContext, OperationError
 
@@ -28,9 +30,11 @@ def _context(owner: str, store: KnowledgeStore | None) -> OperationContext:
 
 
 async def _upload(store: KnowledgeStore, owner: str, name: str) -> str:
-    """``owner`` uploads the corpus file ``name``; its document id."""
+    """``owner`` uploads the corpus file ``name`` to its private collection; its document id."""
     report = await store.ingest_uploads(
-        [(name, CORPUS[name].encode())], namespace=ops.upload_namespace(owner)
+        [(name, CORPUS[name].encode())],
+        namespace=ops.upload_namespace(owner),
+        collection=private_collection(owner),
     )
     assert report.ok, report.to_dict()
     return report.files[0].documents[0].document_id
@@ -51,12 +55,12 @@ def test_the_operations_are_listed_with_their_schemas() -> None:
     assert ops.ANONYMOUS == APP_ANONYMOUS  # the owner of every caller without API keys
 
 
-async def test_owners_read_the_collection_and_delete_only_their_own_uploads(
+async def test_owners_read_their_own_and_the_shared_collections(
     store: KnowledgeStore, tmp_path: Path
 ) -> None:
     handbook = tmp_path / "keys.md"
     handbook.write_text(CORPUS["keys.md"], encoding="utf-8")
-    assert (await store.ingest_paths([handbook])).ok  # the operator's (main.py ingest)
+    assert (await store.ingest_paths([handbook])).ok  # the operator's (main.py ingest): shared
     alices = await _upload(store, "alice", "cats.rst")
     bobs = await _upload(store, "bob", "cats.rst")  # the same name: his own document
     assert alices != bobs
@@ -64,51 +68,59 @@ async def test_owners_read_the_collection_and_delete_only_their_own_uploads(
 
     found = await ops.search_documents(bob, {"query": "how long do cats sleep?", "top_k": 3})
     assert found.hits and "twelve and sixteen hours" in found.hits[0].text
-    assert {h.document_id for h in found.hits} >= {alices, bobs}
+    assert bobs in {h.document_id for h in found.hits}
+    assert alices not in {h.document_id for h in found.hits}  # alice's private document
+    assert found.hits[0].collection == "private" and found.mode == "hybrid"
     assert 0.0 <= found.lambda_mult <= 1.0 and found.ordering in ("rrf", "relevance")
 
-    page = await ops.list_documents(bob, ops.ListDocuments(limit=2))
-    assert (page.total, len(page.documents), page.next_offset) == (3, 2, 2)
-    rest = await ops.list_documents(bob, {"limit": 2, "offset": 2})
+    page = await ops.list_documents(bob, ops.ListDocuments(limit=1))
+    assert (page.total, len(page.documents), page.next_offset) == (2, 1, 1)
+    rest = await ops.list_documents(bob, {"limit": 1, "offset": 1})
     assert len(rest.documents) == 1 and rest.next_offset is None
-    sources = sorted(d.source for d in page.documents + rest.documents)
-    assert sources == sorted(
-        [str(handbook.resolve()), "upload:alice/cats.rst", "upload:bob/cats.rst"]
-    )
-    shown = await ops.get_document(bob, {"document_id": alices})
-    assert shown.document.source == "upload:alice/cats.rst"
+    listed = {d.source: d.collection for d in page.documents + rest.documents}
+    assert listed == {str(handbook.resolve()): "shared", "upload:bob/cats.rst": "private"}
+    only_shared = await ops.list_documents(bob, {"collection": "shared"})
+    assert [d.collection for d in only_shared.documents] == ["shared"]
 
-    # bob cannot delete alice's document, nor the operator's; nothing is lost
-    operators = next(d.id for d in page.documents + rest.documents if d.source.endswith("keys.md"))
-    for other in (alices, operators):
-        with pytest.raises(OperationError, match="only its uploader") as refused:
-            await ops.delete_document(bob, {"document_id": other})
-        assert refused.value.status == 403
-    assert (await ops.list_documents(alice, {})).total == 3
+    # alice's private document does not exist for bob; the shared one is not his to change
+    with pytest.raises(NotFound):
+        await ops.get_document(bob, {"document_id": alices})
+    with pytest.raises(NotFound):
+        await ops.delete_document(bob, {"document_id": alices})
+    operators = next(d.id for d in page.documents + rest.documents if d.collection == "shared")
+    with pytest.raises(OperationError, match="KNOWLEDGE_SHARED_WRITERS") as refused:
+        await ops.delete_document(bob, {"document_id": operators})
+    assert refused.value.status == 403
+    assert (await ops.list_documents(alice, {})).total == 2
     assert (await ops.get_document(alice, {"document_id": alices})).document.chunk_count >= 1
 
     deleted = await ops.delete_document(alice, {"document_id": alices})
     assert str(deleted.document_id) == alices
-    for who in (alice, bob):
-        with pytest.raises(NotFound, match="GET /documents") as missing:
-            await ops.get_document(who, {"document_id": alices})
-        assert missing.value.status == 404
+    with pytest.raises(NotFound, match="GET /documents") as missing:
+        await ops.get_document(alice, {"document_id": alices})
+    assert missing.value.status == 404
     with pytest.raises(NotFound):
         await ops.delete_document(alice, {"document_id": alices})
     found = await ops.search_documents(bob, {"query": "how long do cats sleep?"})
-    assert alices not in {h.document_id for h in found.hits}
     assert bobs in {h.document_id for h in found.hits}
 
-    # without API keys the one anonymous owner may change everything
+    # without API keys the one anonymous owner may change the shared collections
     anyone = _context(ops.ANONYMOUS, store)
     await ops.delete_document(anyone, {"document_id": operators})
-    assert (await ops.list_documents(anyone, {})).total == 1
+    assert (await ops.list_documents(anyone, {})).total == 0
+    assert (await ops.list_documents(bob, {})).total == 1
 
 
 async def test_bad_input_is_refused_before_the_engine(store: KnowledgeStore) -> None:
     ctx = _context("alice", store)
     for bad in ({"query": ""}, {"query": "x" * (ops.MAX_QUERY_CHARS + 1)},
-                {"query": "cats", "lambda_mult": 1.5}, {"query": "cats", "top_k": 0}):  # fmt: skip
+                {"query": "cats", "lambda_mult": 1.5}, {"query": "cats", "top_k": 0},
+                {"query": "cats", "mode": "fuzzy"},
+                {"query": "cats", "filters": {"colour": "red"}},
+                {"query": "cats", "filters": {"collection": "Not A Name"}},
+                {"query": "cats", "filters": {"metadata": {"year": {"between": 1}}}},
+                {"query": "cats", "filters": {"metadata": {"year": {}}}},
+                {"query": "cats", "filters": {"metadata": {"tag": {"in": []}}}}):  # fmt: skip
         with pytest.raises(ValidationError):
             await ops.search_documents(ctx, bad)
     with pytest.raises(ValidationError):

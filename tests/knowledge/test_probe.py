@@ -13,6 +13,8 @@ from agents.knowledge.probe import PROBE_MAX_CHARS, knowledge_probe, probe_query
 from config import Settings
 from tests.knowledge.graphkit import knowledge_graph
 from tests.support.graphs import agent_services, run_with_agent_state
+from tools.knowledge.loaders import LoadedDocument
+from tools.knowledge.scope import private_collection
 from tools.knowledge.store import KnowledgeStore
 from tools.providers.embeddings import SentenceTransformerEmbeddings
 
@@ -57,6 +59,29 @@ async def test_nothing_to_search_or_an_empty_knowledge_base_skips_the_probe(
     empty = agent_services(make_settings(), embeddings=embedder, resources=[store])
     assert await knowledge_probe("?!", empty, "alice") is None
     assert await knowledge_probe("How do I restart the payments worker?", empty, "alice") is None
+
+
+async def test_the_probe_searches_the_owners_collections_only(
+    make_settings: Callable[..., Settings],
+    store: KnowledgeStore,
+    embedder: SentenceTransformerEmbeddings,
+) -> None:
+    """Another key's private documents never pull a message to the knowledge agent: the probe
+    searches exactly the owner's private collection and the shared ones."""
+    runbook = LoadedDocument(
+        "runbook", "Payments runbook",
+        "Restart the payments worker with `svc restart payments-worker` after a deploy.",
+        "runbook.md",
+    )  # fmt: skip
+    await store.ingest_documents([runbook], collection=private_collection("alice"))
+    services = agent_services(make_settings(), embeddings=embedder, resources=[store])
+    question = "How do I restart the payments worker?"
+    alices = await knowledge_probe(question, services, "alice")
+    assert alices is not None and alices >= make_settings().routing.data_threshold
+    assert await knowledge_probe(question, services, "bob") is None  # bob reads nothing
+    await store.ingest_documents([LoadedDocument("cats", "Cats", "Cats sleep a lot.", "c.md")])
+    bobs = await knowledge_probe(question, services, "bob")  # only the shared note
+    assert bobs is not None and bobs < make_settings().routing.data_threshold
 
 
 def test_the_probe_searches_what_the_agent_would_within_bounds() -> None:

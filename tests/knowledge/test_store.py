@@ -13,6 +13,7 @@ from langchain_core.embeddings import Embeddings
 from config import Settings
 from tools.knowledge.engine import KnowledgeEngine
 from tools.knowledge.schema import KnowledgeEngineError
+from tools.knowledge.scope import Scope, private_collection
 from tools.knowledge.store import KnowledgeStore
 from tools.knowledge.types import IngestProgress
 from tools.providers.embeddings import SentenceTransformerEmbeddings
@@ -203,29 +204,30 @@ async def test_jsonl_corpus_keeps_external_ids(store: KnowledgeStore, tmp_path: 
     assert hits[0].external_id == "102"
 
 
-async def test_owners_see_only_their_own_documents(
-    make_settings: Callable[..., Settings],
-    embedder: SentenceTransformerEmbeddings,
-    corpus_dir: Path,
+async def test_private_collections_see_only_their_own_documents(
+    store: KnowledgeStore, corpus_dir: Path
 ) -> None:
-    alice = await KnowledgeStore.open(make_settings(), embeddings=embedder, name="kb", owner="a")
-    bob = await KnowledgeStore.open(make_settings(), embeddings=embedder, name="kb", owner="b")
-    try:
-        await alice.ingest_paths([corpus_dir])
-        assert (await bob.ingest_paths([corpus_dir / "cats.rst"])).added == 1
-        assert len(await alice.list_documents()) == 4 and len(await bob.list_documents()) == 1
-        for lam in (0.0, 0.5, 1.0):
-            assert set(await titles_found(bob, "rotate the API keys", lam)) <= {"Cats"}
-        assert "Rotating API keys" in await titles_found(alice, "keyctl")
-        cats = (await bob.list_documents())[0]
-        assert await alice.get_document(cats.id) is not None  # same source: same id ...
-        assert await bob.delete_document(cats.id)
-        assert await alice.get_document(cats.id) is not None  # ... but alice's copy stays
-        await consistent(alice)
-        await consistent(bob)
-    finally:
-        await alice.close()
-        await bob.close()
+    alice, bob = Scope("a"), Scope("b")
+    await store.ingest_paths([corpus_dir], collection=private_collection("a"))
+    report = await store.ingest_paths([corpus_dir / "cats.rst"], collection=private_collection("b"))
+    assert report.added == 1
+    assert len(await store.list_documents(alice)) == 4 and len(await store.list_documents(bob)) == 1
+    assert await store.list_documents() == []  # the operator reads the shared collections only
+    for lam in (0.0, 0.5, 1.0):
+        found = await store.search("rotate the API keys", lambda_mult=lam, top_k=10, scope=bob)
+        assert {h.title for h in found.hits} <= {"Cats"}
+    found = await store.search("keyctl", lambda_mult=0.0, scope=alice)
+    assert found.hits[0].title == "Rotating API keys" and found.hits[0].collection == "private"
+    (cats,) = await store.list_documents(bob)
+    assert cats.collection == "private"
+    # the same file in two collections is two documents, with two ids
+    assert await store.get_document(cats.id, alice) is None
+    assert await store.delete_document(cats.id, private_collection("b"))
+    assert len(await store.list_documents(alice)) == 4
+    for scope in (alice, bob):
+        stats = await store.stats(scope)
+        expected = sum(d.chunk_count for d in await store.list_documents(scope))
+        assert stats["chunks"] == stats["lexical_chunks"] == expected, stats
 
 
 async def test_reopening_keeps_everything(

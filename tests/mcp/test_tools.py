@@ -74,6 +74,20 @@ async def test_search_and_ask_documents(mcp_server: McpServer) -> None:
         assert answer["citations"][0]["source"].endswith("returns.md")
         refused(await call(session, "ask_documents"), "question", "Field required")
         refused(await call(session, "ask_documents", question="x", extra=1), "extra")
+        filtered = ok(await call(session, "search_documents", query="refund window",
+                                 filters={"collection": "shared"}))  # fmt: skip
+        assert all("45 days" not in h["text"] for h in filtered["hits"])
+        refused(await call(session, "search_documents", query="x", filters={"x": 1}), "x")
+
+    # another key never sees this key's private upload (issue 27: same scoping as REST)
+    async with mcp_server.session(KEYS["b"]) as session:
+        theirs = ok(await call(session, "search_documents", query="refund window", top_k=10))
+        assert all("45 days" not in h["text"] for h in theirs["hits"])
+        listed = ok(await call(session, "list_documents"))
+        assert "Returns handbook" not in {d["title"] for d in listed["documents"]}
+        answer = ok(await call(session, "ask_documents", question="How long is the refund window?"))
+        assert "45 days" not in answer["answer"]
+        assert "Returns handbook" not in {c["title"] for c in answer.get("citations") or []}
 
 
 async def test_query_analytics_answers_a_question(mcp_server: McpServer) -> None:

@@ -215,7 +215,7 @@ def _stored(database_url: str, owner_key: str) -> tuple[int, int]:
         ).fetchone()
         chunks = conn.execute(
             "SELECT count(*) FROM knowledge.chunks c JOIN knowledge.documents d"
-            " USING (kb, owner, document_id) WHERE d.source LIKE %s",
+            " USING (kb, collection, document_id) WHERE d.source LIKE %s",
             (prefix,),
         ).fetchone()
     assert docs is not None and chunks is not None

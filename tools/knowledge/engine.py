@@ -1,12 +1,16 @@
 """`KnowledgeEngine`: one knowledge base in Postgres (blocking calls; callers use worker threads).
 
-Every query is scoped to ``(kb, owner)`` and is ONE round trip:
+Every read covers a `Target` (a set of collections of ``kb`` and an optional filter on the
+chunks' documents, `tools.knowledge.scope`); every write goes to one collection. Each query is
+ONE round trip:
 
-- dense leg: pgvector HNSW (cosine) over the owner's chunks. pgvector < 0.8 filters AFTER its
-  candidate list, so when the index returns fewer rows than the owner has (other owners' rows
-  crowded them out), the query is re-run as an exact scan (correct, slower, rare);
+- dense leg: pgvector HNSW (cosine) over the target's chunks, the filter in the same WHERE.
+  pgvector >= 0.8 scans the index iteratively until the filtered LIMIT is filled
+  (``hnsw.iterative_scan``); older versions filter AFTER their candidate list, so when the
+  index returns fewer rows than asked while the target holds more (other collections' rows, or
+  the filter, crowded them out), the query is re-run as an exact scan (correct, slower);
 - lexical leg: exact BM25 (k1 1.2, b 0.75, Lucene idf -- tantivy's formula) summed in SQL from
-  the postings of the query's terms, with N and avgdl from ``knowledge.corpus``;
+  the postings of the query's terms, with N, avgdl and df over the target's collections;
 - writes: a batch of documents is ONE transaction -- registry rows, the old chunks' removal,
   the new chunks (COPY) and postings (COPY), the corpus counts. The registry row is the commit
   point: a process killed mid-ingest leaves nothing of the batch behind, and what was committed
@@ -27,10 +31,12 @@ from typing import Any
 
 import numpy as np
 import psycopg
+from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from tools.knowledge.bm25 import BM25_SQL
+from tools.knowledge.bm25 import BM25_SQL, document_filter
 from tools.knowledge.schema import KnowledgeEngineError, ensure_schema
+from tools.knowledge.scope import Target
 
 #: BM25 parameters (tantivy's and Lucene's defaults).
 K1, B = 1.2, 0.75
@@ -89,7 +95,12 @@ def _bound(value: int, upper: int) -> int:
 
 _DOCUMENT_COLUMNS = (
     "title, source, external_id, content_hash, version, signature, chunk_count, chars, "
-    "created_at, updated_at"
+    "created_at, updated_at, metadata"
+)
+#: The chunk's document, for a filter on it (alias ``d``).
+_JOIN_DOCUMENT = (
+    " JOIN knowledge.documents d ON d.kb = c.kb AND d.collection = c.collection"
+    " AND d.document_id = c.document_id"
 )
 
 
@@ -115,6 +126,8 @@ class KnowledgeEngine:
         )
         self._ready = False
         self._lock = threading.Lock()
+        #: pgvector >= 0.8: HNSW scans on until a filtered LIMIT is filled.
+        self.iterative_scan = False
 
     def ready(self) -> None:
         """Open the pool and create the schema once; raises `KnowledgeEngineError`."""
@@ -127,6 +140,10 @@ class KnowledgeEngine:
                 self.pool.open(wait=True, timeout=30)
                 with self.pool.connection() as conn:
                     ensure_schema(conn, self.kb, self.model, self.dimension)
+                    found = conn.execute(
+                        "SELECT extversion FROM pg_extension WHERE extname = 'vector'"
+                    ).fetchone()
+                    self.iterative_scan = _version(str(found[0]) if found else "") >= (0, 8)
             except KnowledgeEngineError:
                 raise
             except (psycopg.Error, PoolTimeout) as exc:
@@ -153,179 +170,220 @@ class KnowledgeEngine:
 
     # --- search --------------------------------------------------------------------------
 
-    def dense(self, owner: str, vector: Sequence[float] | np.ndarray, limit: int) -> list[Hit]:
-        """The `limit` chunks nearest to `vector` (cosine), best first."""
-        limit = _bound(limit, MAX_LEG_K)
-        if limit == 0:
-            return []
-        sql = (
-            "SELECT chunk_id::text, document_id::text, 1 - (embedding <=> q) FROM"
-            " knowledge.chunks, (SELECT %(v)s::vector AS q) query"
-            " WHERE kb = %(kb)s AND owner = %(owner)s ORDER BY embedding <=> q LIMIT %(n)s"
+    def shared_collections(self) -> list[str]:
+        """The shared collections that hold chunks (every key searches them)."""
+        rows = self._rows(
+            "SELECT collection FROM knowledge.corpus WHERE kb = %s AND chunks > 0"
+            " AND collection NOT LIKE 'private:%%' ORDER BY collection",
+            (self.kb,),
         )
-        params = {"v": vector_literal(vector), "kb": self.kb, "owner": owner, "n": limit}
+        return [str(r[0]) for r in rows]
+
+    def dense(self, target: Target, vector: Sequence[float] | np.ndarray, limit: int) -> list[Hit]:
+        """The `limit` chunks of `target` nearest to `vector` (cosine), best first."""
+        limit = _bound(limit, MAX_LEG_K)
+        if limit == 0 or not target.collections:
+            return []
+        join = _JOIN_DOCUMENT if target.where else ""
+        where = f" AND {target.where}" if target.where else ""
+        sql = (
+            "SELECT c.chunk_id::text, c.document_id::text, 1 - (c.embedding <=> q) FROM"
+            f" knowledge.chunks c{join}, (SELECT %(v)s::vector AS q) query"
+            f" WHERE c.kb = %(kb)s AND c.collection = ANY(%(collections)s){where}"
+            " ORDER BY c.embedding <=> q LIMIT %(n)s"
+        )
+        params = {"v": vector_literal(vector), "kb": self.kb,
+                  "collections": list(target.collections), "n": limit, **target.params}  # fmt: skip
         with self.connection() as conn:
-            rows = conn.execute(sql, params).fetchall() if limit <= EF_SEARCH else []
-            if len(rows) < limit and len(rows) < self._chunk_count(conn, owner):
-                with conn.transaction():  # the index missed some of the owner's rows: exact scan
+            rows: list[tuple[Any, ...]] = []
+            if limit <= EF_SEARCH:
+                with conn.transaction():
+                    if self.iterative_scan:  # the index keeps scanning until LIMIT is filled
+                        conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+                    rows = conn.execute(sql, params).fetchall()
+                if self.iterative_scan:  # relaxed order: the few found are sorted here
+                    rows.sort(key=lambda r: -float(r[2]))
+            if len(rows) < limit and len(rows) < self._chunk_count(conn, target):
+                with conn.transaction():  # the index missed some of the target's rows: exact
                     conn.execute("SET LOCAL enable_indexscan = off")
                     rows = conn.execute(sql, params).fetchall()
         return [Hit(r[0], r[1], float(r[2]), i) for i, r in enumerate(rows, start=1)]
 
-    def _chunk_count(self, conn: psycopg.Connection, owner: str) -> int:
+    def _chunk_count(self, conn: psycopg.Connection, target: Target) -> int:
+        """The target's chunks (an upper bound when it has a filter: then the filter decides,
+        and an exact scan is what finds the few that pass it)."""
         row = conn.execute(
-            "SELECT chunks FROM knowledge.corpus WHERE kb = %s AND owner = %s", (self.kb, owner)
+            "SELECT coalesce(sum(chunks), 0) FROM knowledge.corpus WHERE kb = %s"
+            " AND collection = ANY(%s)",
+            (self.kb, list(target.collections)),
         ).fetchone()
         return int(row[0]) if row else 0
 
-    def lexical(self, owner: str, terms: Sequence[str], limit: int) -> list[Hit]:
-        """The `limit` best chunks by BM25 for the (analyzed) query `terms`, best first.
+    def lexical(self, target: Target, terms: Sequence[str], limit: int) -> list[Hit]:
+        """The `limit` best chunks of `target` by BM25 for the (analyzed) query `terms`.
 
         A term repeated in the query counts once per occurrence (as tantivy's boolean query of
         one clause per term did)."""
         limit = _bound(limit, MAX_LEG_K)
         counts = Counter(terms[:MAX_QUERY_TERMS])
-        if limit == 0 or not counts:
+        if limit == 0 or not counts or not target.collections:
             return []
-        rows = self._rows(BM25_SQL, {
+        sql = BM25_SQL.format(document_filter=document_filter(target.where))
+        rows = self._rows(sql, {
             "terms": list(counts), "qtf": list(counts.values()), "kb": self.kb,
-            "owner": owner, "n": limit, "k1": K1, "b": B,
+            "collections": list(target.collections), "n": limit, "k1": K1, "b": B,
+            **target.params,
         })  # fmt: skip
         return [Hit(r[0], r[1], float(r[2]), i) for i, r in enumerate(rows, start=1)]
 
-    def idf(self, owner: str, terms: Sequence[str]) -> dict[str, float]:
-        """Lucene's BM25 idf of each term in the owner's chunks (0 df gives the highest idf)."""
+    def idf(self, collections: Sequence[str], terms: Sequence[str]) -> dict[str, float]:
+        """Lucene's BM25 idf of each term over the chunks of `collections` (0 df gives the
+        highest idf)."""
         unique = list(dict.fromkeys(terms))[:MAX_QUERY_TERMS]
         if not unique:
             return {}
         rows = self._rows(
             "SELECT t.term, ln(1 + (c.n - coalesce(d.df, 0) + 0.5) / (coalesce(d.df, 0) + 0.5)),"
             " coalesce(d.df, 0) FROM unnest(%(terms)s::text[]) AS t(term)"
-            " CROSS JOIN (SELECT coalesce(max(chunks), 0)::float8 AS n FROM knowledge.corpus"
-            "   WHERE kb = %(kb)s AND owner = %(owner)s) c"
+            " CROSS JOIN (SELECT coalesce(sum(chunks), 0)::float8 AS n FROM knowledge.corpus"
+            "   WHERE kb = %(kb)s AND collection = ANY(%(collections)s)) c"
             " LEFT JOIN (SELECT term, count(*)::float8 AS df FROM knowledge.postings"
-            "   WHERE kb = %(kb)s AND owner = %(owner)s AND term = ANY(%(terms)s)"
-            "   GROUP BY term) d USING (term)",
-            {"terms": unique, "kb": self.kb, "owner": owner},
+            "   WHERE kb = %(kb)s AND collection = ANY(%(collections)s)"
+            "   AND term = ANY(%(terms)s) GROUP BY term) d USING (term)",
+            {"terms": unique, "kb": self.kb, "collections": list(collections)},
         )
         return {str(r[0]): max(0.0, float(r[1])) for r in rows}
 
-    def document_frequency(self, owner: str, terms: Sequence[str]) -> dict[str, int]:
-        """How many of the owner's chunks hold each term."""
+    def document_frequency(
+        self, collections: Sequence[str], terms: Sequence[str]
+    ) -> dict[str, int]:
+        """How many chunks of `collections` hold each term."""
         unique = list(dict.fromkeys(terms))[:MAX_QUERY_TERMS]
         if not unique:
             return {}
         rows = self._rows(
-            "SELECT term, count(*) FROM knowledge.postings WHERE kb = %s AND owner = %s"
-            " AND term = ANY(%s) GROUP BY term",
-            (self.kb, owner, unique),
+            "SELECT term, count(*) FROM knowledge.postings WHERE kb = %s"
+            " AND collection = ANY(%s) AND term = ANY(%s) GROUP BY term",
+            (self.kb, list(collections), unique),
         )
         found = {str(r[0]): int(r[1]) for r in rows}
         return {t: found.get(t, 0) for t in unique}
 
     def fetch_chunks(
         self,
-        owner: str,
+        collections: Sequence[str],
         ids: Sequence[str],
         query_vector: Sequence[float] | np.ndarray | None = None,
     ) -> dict[str, dict[str, Any]]:
-        """Payload of each existing chunk id (with ``cosine`` to `query_vector` when given)."""
+        """Payload of each existing chunk id of `collections` (with ``cosine`` to
+        `query_vector` when given)."""
         ids = list(dict.fromkeys(ids))[:MAX_IDS]
-        if not ids:
+        if not ids or not collections:
             return {}
         cosine = "1 - (c.embedding <=> %(v)s::vector)" if query_vector is not None else "NULL"
         rows = self._rows(
             "SELECT c.chunk_id::text, c.document_id::text, d.title, d.source, d.external_id,"
-            " c.chunk_index, c.heading, c.start_pos, c.end_pos, c.text, c.version, c.page,"
-            f" {cosine}"
-            " FROM knowledge.chunks c JOIN knowledge.documents d"
-            " ON d.kb = c.kb AND d.owner = c.owner AND d.document_id = c.document_id"
-            " WHERE c.kb = %(kb)s AND c.owner = %(owner)s AND c.chunk_id = ANY(%(ids)s::uuid[])",
+            f" c.chunk_index, c.heading, c.start_pos, c.end_pos, c.text, c.version, {cosine},"
+            " c.collection, c.page"
+            f" FROM knowledge.chunks c{_JOIN_DOCUMENT}"
+            " WHERE c.kb = %(kb)s AND c.collection = ANY(%(collections)s)"
+            " AND c.chunk_id = ANY(%(ids)s::uuid[])",
             {
                 "kb": self.kb,
-                "owner": owner,
+                "collections": list(collections),
                 "ids": ids,
                 "v": vector_literal(query_vector) if query_vector is not None else None,
             },
         )
         keys = ("document_id", "title", "source", "external_id", "chunk_index", "heading",
-                "start", "end", "text", "version", "page", "cosine")  # fmt: skip
+                "start", "end", "text", "version", "cosine", "collection", "page")  # fmt: skip
         return {r[0]: dict(zip(keys, r[1:], strict=True)) for r in rows}
 
     # --- registry ------------------------------------------------------------------------
 
-    def get_documents(self, owner: str, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
-        """Registry rows of the given document ids that exist."""
+    def get_documents(
+        self, collections: Sequence[str], ids: Sequence[str]
+    ) -> dict[str, dict[str, Any]]:
+        """Registry rows (with their ``collection``) of the given document ids that exist in
+        `collections` (an id in two of them: the first collection listed wins)."""
         ids = list(dict.fromkeys(ids))
+        order = {name: i for i, name in enumerate(collections)}
         out: dict[str, dict[str, Any]] = {}
         for i in range(0, len(ids), MAX_IDS):
             rows = self._rows(
-                f"SELECT document_id::text, {_DOCUMENT_COLUMNS} FROM knowledge.documents"
-                " WHERE kb = %s AND owner = %s AND document_id = ANY(%s::uuid[])",
-                (self.kb, owner, ids[i : i + MAX_IDS]),
+                f"SELECT document_id::text, collection, {_DOCUMENT_COLUMNS}"
+                " FROM knowledge.documents WHERE kb = %s AND collection = ANY(%s)"
+                " AND document_id = ANY(%s::uuid[])",
+                (self.kb, list(collections), ids[i : i + MAX_IDS]),
             )
-            out.update({r[0]: _document_row(r[1:]) for r in rows})
+            rows.sort(key=lambda r: -order.get(r[1], 0))  # the preferred collection last: wins
+            out.update({r[0]: {**_document_row(r[2:]), "collection": r[1]} for r in rows})
         return out
 
     def list_documents(
-        self, owner: str, *, limit: int | None = None, offset: int = 0
+        self, collections: Sequence[str], *, limit: int | None = None, offset: int = 0
     ) -> list[tuple[str, dict[str, Any]]]:
-        """Registry rows sorted by source, external id and title, one page."""
+        """Registry rows of `collections` sorted by source, external id and title, one page."""
         rows = self._rows(
-            f"SELECT document_id::text, {_DOCUMENT_COLUMNS} FROM knowledge.documents"
-            " WHERE kb = %s AND owner = %s"
-            " ORDER BY source, coalesce(external_id, ''), title, document_id"
+            f"SELECT document_id::text, collection, {_DOCUMENT_COLUMNS} FROM knowledge.documents"
+            " WHERE kb = %s AND collection = ANY(%s)"
+            " ORDER BY source, coalesce(external_id, ''), title, collection, document_id"
             " LIMIT %s OFFSET %s",
-            (self.kb, owner, limit, max(0, int(offset))),
+            (self.kb, list(collections), limit, max(0, int(offset))),
         )
-        return [(r[0], _document_row(r[1:])) for r in rows]
+        return [(r[0], {**_document_row(r[2:]), "collection": r[1]}) for r in rows]
 
-    def counts(self, owner: str) -> dict[str, int]:
-        """Documents and chunks of the owner (chunks also counted from the corpus stats)."""
+    def counts(self, collections: Sequence[str]) -> dict[str, int]:
+        """Documents and chunks of `collections` (chunks also counted from the corpus stats)."""
         row = self._rows(
             "SELECT (SELECT count(*) FROM knowledge.documents WHERE kb = %(kb)s"
-            "  AND owner = %(owner)s),"
-            " (SELECT count(*) FROM knowledge.chunks WHERE kb = %(kb)s AND owner = %(owner)s),"
-            " (SELECT coalesce(max(chunks), 0) FROM knowledge.corpus WHERE kb = %(kb)s"
-            "  AND owner = %(owner)s)",
-            {"kb": self.kb, "owner": owner},
+            "  AND collection = ANY(%(collections)s)),"
+            " (SELECT count(*) FROM knowledge.chunks WHERE kb = %(kb)s"
+            "  AND collection = ANY(%(collections)s)),"
+            " (SELECT coalesce(sum(chunks), 0) FROM knowledge.corpus WHERE kb = %(kb)s"
+            "  AND collection = ANY(%(collections)s))",
+            {"kb": self.kb, "collections": list(collections)},
         )[0]
         return {"documents": int(row[0]), "chunks": int(row[1]), "lexical_chunks": int(row[2])}
 
     def source_totals(
-        self, owner: str, prefix: str, *, excluding: Sequence[str] = ()
+        self, collections: Sequence[str], prefix: str, *, excluding: Sequence[str] = ()
     ) -> tuple[int, int]:
-        """(documents, chunks) of the owner's documents whose source starts with ``prefix``,
-        leaving out the sources in ``excluding`` (an upload about to replace them)."""
+        """(documents, chunks) in `collections` whose source starts with ``prefix`` (an
+        owner's uploads), leaving out the sources in ``excluding`` (an upload about to replace
+        them)."""
         pattern = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
         row = self._rows(
             "SELECT count(*), coalesce(sum(chunk_count), 0) FROM knowledge.documents"
-            " WHERE kb = %s AND owner = %s AND source LIKE %s ESCAPE '\\'"
+            " WHERE kb = %s AND collection = ANY(%s) AND source LIKE %s ESCAPE '\\'"
             " AND NOT (source = ANY(%s))",
-            (self.kb, owner, pattern, list(excluding)),
+            (self.kb, list(collections), pattern, list(excluding)),
         )[0]
         return int(row[0]), int(row[1])
 
     # --- writes --------------------------------------------------------------------------
 
-    def write(self, owner: str, docs: Sequence[DocumentWrite]) -> None:
-        """Store (or replace) documents with their chunks and postings in ONE transaction."""
+    def write(self, collection: str, docs: Sequence[DocumentWrite]) -> None:
+        """Store (or replace) documents of `collection` with their chunks and postings in ONE
+        transaction."""
         if not docs:
             return
         total = sum(len(d.chunks) for d in docs)
         with self.connection() as conn, conn.transaction(), conn.cursor() as cur:
             cur.executemany(
-                f"INSERT INTO knowledge.documents (kb, owner, document_id, {_DOCUMENT_COLUMNS})"
-                " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
-                " ON CONFLICT (kb, owner, document_id) DO UPDATE SET"
+                "INSERT INTO knowledge.documents"
+                f" (kb, collection, document_id, {_DOCUMENT_COLUMNS})"
+                " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+                " ON CONFLICT (kb, collection, document_id) DO UPDATE SET"
                 " title = EXCLUDED.title, source = EXCLUDED.source,"
                 " external_id = EXCLUDED.external_id, content_hash = EXCLUDED.content_hash,"
                 " version = EXCLUDED.version, signature = EXCLUDED.signature,"
                 " chunk_count = EXCLUDED.chunk_count, chars = EXCLUDED.chars,"
-                " created_at = knowledge.documents.created_at, updated_at = EXCLUDED.updated_at",
-                [(self.kb, owner, d.document_id, *_document_values(d.row)) for d in docs],
+                " created_at = knowledge.documents.created_at, updated_at = EXCLUDED.updated_at,"
+                " metadata = EXCLUDED.metadata",
+                [(self.kb, collection, d.document_id, *_document_values(d.row)) for d in docs],
             )
-            gone = self._delete_chunks(cur, owner, [d.document_id for d in docs])
+            gone = self._delete_chunks(cur, collection, [d.document_id for d in docs])
             cur.execute(
                 "SELECT nextval('knowledge.chunk_ids') FROM generate_series(1, %s)", (total,)
             )
@@ -333,7 +391,7 @@ class KnowledgeEngine:
             postings: list[tuple[Any, ...]] = []
             added_length = 0
             with cur.copy(
-                "COPY knowledge.chunks (id, kb, owner, document_id, chunk_id, version,"
+                "COPY knowledge.chunks (id, kb, collection, document_id, chunk_id, version,"
                 " chunk_index, heading, start_pos, end_pos, text, length, embedding, page)"
                 " FROM STDIN"
             ) as copy:
@@ -343,58 +401,59 @@ class KnowledgeEngine:
                         cid = next(ids)
                         added_length += chunk.length
                         copy.write_row((
-                            cid, self.kb, owner, doc.document_id, chunk.chunk_id, version,
+                            cid, self.kb, collection, doc.document_id, chunk.chunk_id, version,
                             chunk.index, chunk.heading, chunk.start, chunk.end, chunk.text,
                             chunk.length, vector_literal(vector), chunk.page,
                         ))  # fmt: skip
                         postings.extend(
-                            (self.kb, owner, term, cid, tf, chunk.length)
+                            (self.kb, collection, term, cid, tf, chunk.length)
                             for term, tf in chunk.terms.items()
                         )
             with cur.copy(
-                "COPY knowledge.postings (kb, owner, term, chunk, tf, dl) FROM STDIN"
+                "COPY knowledge.postings (kb, collection, term, chunk, tf, dl) FROM STDIN"
             ) as copy:
                 for posting in postings:
                     copy.write_row(posting)
-            self._add_to_corpus(cur, owner, total - gone[0], added_length - gone[1])
+            self._add_to_corpus(cur, collection, total - gone[0], added_length - gone[1])
 
     def _delete_chunks(
-        self, cur: psycopg.Cursor[Any], owner: str, document_ids: list[str]
+        self, cur: psycopg.Cursor[Any], collection: str, document_ids: list[str]
     ) -> tuple[int, int]:
         cur.execute(
-            "WITH gone AS (DELETE FROM knowledge.chunks WHERE kb = %s AND owner = %s"
+            "WITH gone AS (DELETE FROM knowledge.chunks WHERE kb = %s AND collection = %s"
             " AND document_id = ANY(%s::uuid[]) RETURNING length)"
             " SELECT count(*), coalesce(sum(length), 0) FROM gone",
-            (self.kb, owner, document_ids),
+            (self.kb, collection, document_ids),
         )
         row = cur.fetchone()
         return (int(row[0]), int(row[1])) if row else (0, 0)
 
     def _add_to_corpus(
-        self, cur: psycopg.Cursor[Any], owner: str, chunks: int, length: int
+        self, cur: psycopg.Cursor[Any], collection: str, chunks: int, length: int
     ) -> None:
-        # Last in the transaction: the one row every writer of (kb, owner) updates is locked
-        # only for the commit's duration.
+        # Last in the transaction: the one row every writer of (kb, collection) updates is
+        # locked only for the commit's duration.
         cur.execute(
-            "INSERT INTO knowledge.corpus (kb, owner, chunks, total_length) VALUES (%s, %s, %s, %s)"
-            " ON CONFLICT (kb, owner) DO UPDATE SET chunks = knowledge.corpus.chunks"
-            " + EXCLUDED.chunks, total_length = knowledge.corpus.total_length"
-            " + EXCLUDED.total_length",
-            (self.kb, owner, chunks, length),
+            "INSERT INTO knowledge.corpus (kb, collection, chunks, total_length)"
+            " VALUES (%s, %s, %s, %s) ON CONFLICT (kb, collection) DO UPDATE SET"
+            " chunks = knowledge.corpus.chunks + EXCLUDED.chunks,"
+            " total_length = knowledge.corpus.total_length + EXCLUDED.total_length",
+            (self.kb, collection, chunks, length),
         )
 
-    def delete_document(self, owner: str, document_id: str) -> bool:
-        """Remove a document, its chunks and postings (one transaction); False if unknown."""
+    def delete_document(self, collection: str, document_id: str) -> bool:
+        """Remove a document of `collection`, its chunks and postings (one transaction); False
+        if unknown."""
         with self.connection() as conn, conn.transaction(), conn.cursor() as cur:
-            gone = self._delete_chunks(cur, owner, [document_id])
+            gone = self._delete_chunks(cur, collection, [document_id])
             cur.execute(
-                "DELETE FROM knowledge.documents WHERE kb = %s AND owner = %s"
+                "DELETE FROM knowledge.documents WHERE kb = %s AND collection = %s"
                 " AND document_id = %s::uuid",
-                (self.kb, owner, document_id),
+                (self.kb, collection, document_id),
             )
             if cur.rowcount == 0:
                 return False
-            self._add_to_corpus(cur, owner, -gone[0], -gone[1])
+            self._add_to_corpus(cur, collection, -gone[0], -gone[1])
             return True
 
 
@@ -415,10 +474,21 @@ def _document_values(row: dict[str, Any]) -> tuple[Any, ...]:
         int(row.get("chars", 0)),
         str(row.get("created_at", "")),
         str(row.get("updated_at", "")),
+        Jsonb(dict(row.get("metadata") or {})),
     )
 
 
 def _document_row(values: Sequence[Any]) -> dict[str, Any]:
     keys = ("title", "source", "external_id", "content_hash", "version", "signature",
-            "chunk_count", "chars", "created_at", "updated_at")  # fmt: skip
+            "chunk_count", "chars", "created_at", "updated_at", "metadata")  # fmt: skip
     return dict(zip(keys, values, strict=True))
+
+
+def _version(text: str) -> tuple[int, ...]:
+    """``0.8.0`` -> ``(0, 8, 0)`` (non-numeric parts end it)."""
+    parts: list[int] = []
+    for part in text.split("."):
+        if not part.isdigit():
+            break
+        parts.append(int(part))
+    return tuple(parts)

@@ -28,6 +28,7 @@ from tools.knowledge.chunking import Chunk, chunk_text
 from tools.knowledge.engine import ChunkWrite, DocumentWrite, KnowledgeEngine
 from tools.knowledge.loaders import LoadedDocument
 from tools.knowledge.schema import KnowledgeEngineError
+from tools.knowledge.scope import SHARED
 from tools.knowledge.types import DocumentOutcome
 from tools.providers.embeddings import embed_matrix
 
@@ -36,6 +37,15 @@ log = logging.getLogger(__name__)
 #: Bump when the chunker's rules change, so existing documents are re-chunked on re-ingestion.
 CHUNKER_REVISION = "1"
 _CHUNK_NAMESPACE = uuid.UUID("0d7c5e0a-3f43-4d7a-b0f8-f0b7e51c2a90")
+
+
+def stored_document_id(collection: str, document_id: str) -> str:
+    """A document's id in `collection`: the loader's id in ``shared`` (so a knowledge base made
+    before collections keeps its ids), a distinct one in any other collection (so the same file
+    uploaded to two collections is two documents with two ids)."""
+    if collection == SHARED:
+        return document_id
+    return str(uuid.uuid5(_CHUNK_NAMESPACE, f"{collection}\x00{document_id}"))
 
 
 def content_hash(title: str, text: str) -> str:
@@ -56,13 +66,18 @@ def chunk_document(doc: LoadedDocument, chunk_size: int, chunk_overlap: int) -> 
     return chunk_text(doc.text, chunk_size, overlap, pages=doc.pages)
 
 
-def document_version(doc: LoadedDocument, digest: str, signature: str) -> str:
+def document_version(
+    doc: LoadedDocument, digest: str, signature: str, metadata: dict[str, Any] | None = None
+) -> str:
     """The version of a document's chunks: its content hash and the index signature, and for a
     paged or row-based document how it is cut (its page starts, rows). That last part is only
     hashed when present, so the versions of plain documents are what they were before pages
     existed (re-ingesting them is still a no-op), while a PDF indexed before chunks kept their
-    page is re-chunked, with pages, the next time it is ingested."""
+    page is re-chunked, with pages, the next time it is ingested. New metadata alone makes a
+    new version too (the row is rewritten); none keeps the version of before metadata."""
     raw = f"{digest}:{signature}"
+    if metadata:
+        raw += f":{sorted(metadata.items())!r}"
     if doc.pages or doc.records:
         raw += f":pages={doc.pages!r}:records={doc.records}"
     return hashlib.sha256(raw.encode()).hexdigest()[:32]
@@ -95,6 +110,7 @@ def _now() -> str:
 @dataclass(slots=True)
 class _Prepared:
     doc: LoadedDocument
+    metadata: dict[str, Any]
     doc_id: str
     content_hash: str
     version: str
@@ -103,7 +119,7 @@ class _Prepared:
 
 
 class Indexer:
-    """Blocking indexing of document batches into one owner's part of the knowledge base."""
+    """Blocking indexing of document batches into one collection of the knowledge base."""
 
     def __init__(
         self,
@@ -113,17 +129,21 @@ class Indexer:
         model_name: str,
         chunk_size: int,
         chunk_overlap: int,
-        owner: str = "",
     ) -> None:
         self.engine = engine
-        self.owner = owner
         self.embeddings = embeddings
         self.chunk_size = chunk_size
         self.chunk_overlap = chunk_overlap
         self.signature = index_signature(model_name, engine.dimension, chunk_size, chunk_overlap)
 
-    def index(self, docs: Sequence[LoadedDocument]) -> list[DocumentOutcome]:
-        """Index `docs`; one outcome per input document, in order."""
+    def index(
+        self,
+        docs: Sequence[LoadedDocument],
+        collection: str = SHARED,
+        metadata: dict[str, Any] | None = None,
+    ) -> list[DocumentOutcome]:
+        """Index `docs` into `collection` (each with `metadata`: a change of it alone re-writes
+        the document); one outcome per input document, in order."""
         outcomes: list[DocumentOutcome | None] = [None] * len(docs)
         remaining = list(range(len(docs)))
         while remaining:  # the same document twice in one batch: later copies go in a later round
@@ -133,21 +153,22 @@ class Indexer:
             for i in remaining:
                 (later if docs[i].document_id in seen else this_round).append(i)
                 seen.add(docs[i].document_id)
-            for i, outcome in zip(
-                this_round, self._index_round([docs[i] for i in this_round]), strict=True
-            ):
+            done = self._index_round([docs[i] for i in this_round], collection, metadata or {})
+            for i, outcome in zip(this_round, done, strict=True):
                 outcomes[i] = outcome
             remaining = later
         return [o for o in outcomes if o is not None]
 
-    def _index_round(self, docs: Sequence[LoadedDocument]) -> list[DocumentOutcome]:
-        existing = self.engine.get_documents(self.owner, [d.document_id for d in docs])
+    def _index_round(
+        self, docs: Sequence[LoadedDocument], collection: str, metadata: dict[str, Any]
+    ) -> list[DocumentOutcome]:
+        ids = [stored_document_id(collection, d.document_id) for d in docs]
+        existing = self.engine.get_documents([collection], ids)
         outcomes: list[DocumentOutcome] = []
         todo: list[tuple[int, _Prepared]] = []
-        for doc in docs:
-            doc_id = doc.document_id
+        for doc, doc_id in zip(docs, ids, strict=True):
             digest = content_hash(doc.title, doc.text)
-            version = document_version(doc, digest, self.signature)
+            version = document_version(doc, digest, self.signature, metadata)
             previous = existing.get(doc_id)
             outcome = DocumentOutcome(
                 doc_id, doc.title, doc.source, "unchanged", external_id=doc.external_id
@@ -162,9 +183,12 @@ class Indexer:
                 outcome.error = "no indexable text after chunking"
                 continue
             todo.append(
-                (len(outcomes) - 1, _Prepared(doc, doc_id, digest, version, chunks, previous))
+                (
+                    len(outcomes) - 1,
+                    _Prepared(doc, metadata, doc_id, digest, version, chunks, previous),
+                )
             )
-        errors = self._write_isolating_failures([p for _, p in todo]) if todo else {}
+        errors = self._write_isolating_failures(collection, [p for _, p in todo]) if todo else {}
         for slot, prepared in todo:
             outcome = outcomes[slot]
             if prepared.doc_id in errors:
@@ -175,13 +199,13 @@ class Indexer:
                 outcome.chunks = len(prepared.chunks)
         return outcomes
 
-    def _write_isolating_failures(self, batch: list[_Prepared]) -> dict[str, str]:
+    def _write_isolating_failures(self, collection: str, batch: list[_Prepared]) -> dict[str, str]:
         """Write the batch; on failure retry one by one so one bad document fails alone.
 
         Returns ``{document_id: error message}`` of the documents that could not be written.
         """
         try:
-            self._write(batch)
+            self._write(collection, batch)
             return {}
         except KnowledgeEngineError:
             raise  # the knowledge base itself is unusable: no document can go in
@@ -191,10 +215,10 @@ class Indexer:
                 return {batch[0].doc_id: f"indexing failed ({exc}); the previous version is kept"}
         errors: dict[str, str] = {}
         for prepared in batch:
-            errors.update(self._write_isolating_failures([prepared]))
+            errors.update(self._write_isolating_failures(collection, [prepared]))
         return errors
 
-    def _write(self, batch: list[_Prepared]) -> None:
+    def _write(self, collection: str, batch: list[_Prepared]) -> None:
         texts = [embedding_input(p.doc.title, chunk) for p in batch for chunk in p.chunks]
         vectors = embed_matrix(self.embeddings, texts)
         now = _now()
@@ -221,9 +245,10 @@ class Indexer:
                 "chars": len(p.doc.text),
                 "created_at": (p.previous or {}).get("created_at", now),
                 "updated_at": now,
+                "metadata": p.metadata,
             }
             writes.append(
                 DocumentWrite(p.doc_id, row, chunks, vectors[offset : offset + len(chunks)])
             )
             offset += len(chunks)
-        self.engine.write(self.owner, writes)
+        self.engine.write(collection, writes)

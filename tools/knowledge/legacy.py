@@ -5,6 +5,7 @@ local mode (``DATA_DIR/qdrant``: collections ``<kb>_documents``, the registry, a
 ``<kb>_chunks``, payloads + vectors) and a tantivy index (``DATA_DIR/lexical/<kb>``, derived
 from the chunk payloads). On start, when that layout holds ``<kb>`` and this database has not
 imported it yet, every registered document is copied with its chunks and their stored vectors
+into the ``shared`` collection
 (nothing is re-embedded; the BM25 postings are rebuilt from the chunk texts) and one log line
 says so. Each batch is one transaction and a re-run rewrites what is there, so a start that dies
 half-way simply imports again next time. When done, the import is recorded in
@@ -25,6 +26,7 @@ import numpy as np
 
 from tools.knowledge.analysis import term_frequencies
 from tools.knowledge.engine import ChunkWrite, DocumentWrite, KnowledgeEngine
+from tools.knowledge.scope import SHARED
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +46,9 @@ def _lexical_text(title: str, text: str) -> str:
     return f"{title}\n{text}" if title else text
 
 
-def import_legacy(engine: KnowledgeEngine, data_dir: Path, *, owner: str = "") -> int | None:
+def import_legacy(
+    engine: KnowledgeEngine, data_dir: Path, *, collection: str = SHARED
+) -> int | None:
     """Import `engine.kb` from the old layout under `data_dir` if not done yet.
 
     Returns the number of documents imported (None when there was nothing to import). Blocking.
@@ -62,7 +66,7 @@ def import_legacy(engine: KnowledgeEngine, data_dir: Path, *, owner: str = "") -
             ).fetchone()
             if done is not None:
                 return None
-            documents, chunks = _copy(engine, folder, owner)
+            documents, chunks = _copy(engine, folder, collection)
             lock_conn.execute(
                 "INSERT INTO knowledge.imports (kb, source, documents, chunks)"
                 " VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING",
@@ -79,7 +83,7 @@ def import_legacy(engine: KnowledgeEngine, data_dir: Path, *, owner: str = "") -
     return documents
 
 
-def _copy(engine: KnowledgeEngine, folder: Path, owner: str) -> tuple[int, int]:
+def _copy(engine: KnowledgeEngine, folder: Path, collection: str) -> tuple[int, int]:
     from qdrant_client import QdrantClient
 
     started = time.perf_counter()
@@ -107,7 +111,7 @@ def _copy(engine: KnowledgeEngine, folder: Path, owner: str) -> tuple[int, int]:
     writes = [_document(doc_id, row, by_doc.get(doc_id, [])) for doc_id, row in registry.items()]
     writes = [w for w in writes if w.chunks]
     for i in range(0, len(writes), BATCH_DOCUMENTS):
-        engine.write(owner, writes[i : i + BATCH_DOCUMENTS])
+        engine.write(collection, writes[i : i + BATCH_DOCUMENTS])
     total = sum(len(w.chunks) for w in writes)
     log.warning(
         "knowledge base %r: imported %d document(s), %d chunk(s) into Postgres in %.1f s; the "

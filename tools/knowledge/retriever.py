@@ -36,6 +36,7 @@ from tools.hybrid import check_lambda, weighted_rrf
 from tools.knowledge.analysis import analyze
 from tools.knowledge.engine import MAX_IDS, MAX_LEG_K, Hit, KnowledgeEngine
 from tools.knowledge.ingest import lexical_text
+from tools.knowledge.scope import SHARED, Target, public_name
 from tools.knowledge.types import SearchHit, SearchResult
 from tools.providers.embeddings import embed_matrix
 from tools.rerank import CrossEncoderReranker
@@ -44,18 +45,19 @@ from tools.rerank import CrossEncoderReranker
 #: Chosen for all-MiniLM-L6-v2 from its published similarity scale (unrelated English sentences
 #: sit near 0-0.15, paraphrases above 0.6); other models may want other values.
 DENSE_FLOOR = 0.15
+#: The default target: the ``shared`` collection, no filter.
+SHARED_TARGET = Target((SHARED,))
 DENSE_CEILING = 0.65
 
 
 class HybridRetriever:
-    """Runs hybrid searches over one owner's part of a `KnowledgeEngine`."""
+    """Runs hybrid searches over a `Target` (collections and a filter) of a `KnowledgeEngine`."""
 
     def __init__(
         self,
         engine: KnowledgeEngine,
         embeddings: Embeddings,
         *,
-        owner: str = "",
         rrf_k: int = 60,
         reranker: Callable[[], CrossEncoderReranker] | None = None,
         dense_floor: float = DENSE_FLOOR,
@@ -64,23 +66,24 @@ class HybridRetriever:
         if dense_ceiling <= dense_floor:
             raise ValueError("dense_ceiling must be above dense_floor")
         self.engine = engine
-        self.owner = owner
         self.embeddings = embeddings
         self.rrf_k = rrf_k
         self._reranker = reranker
         self.dense_floor = dense_floor
         self.dense_ceiling = dense_ceiling
 
-    def _dense(self, query: str, limit: int) -> tuple[np.ndarray, list[Hit], float, float]:
+    def _dense(
+        self, target: Target, query: str, limit: int
+    ) -> tuple[np.ndarray, list[Hit], float, float]:
         t0 = time.perf_counter()
         qvec = embed_matrix(self.embeddings, [query])[0]
         t1 = time.perf_counter()
-        hits = self.engine.dense(self.owner, qvec, limit)
+        hits = self.engine.dense(target, qvec, limit)
         return qvec, hits, (t1 - t0) * 1000, (time.perf_counter() - t1) * 1000
 
-    def _lexical(self, query: str, limit: int) -> tuple[list[Hit], float]:
+    def _lexical(self, target: Target, query: str, limit: int) -> tuple[list[Hit], float]:
         t0 = time.perf_counter()
-        hits = self.engine.lexical(self.owner, analyze(query), limit)
+        hits = self.engine.lexical(target, analyze(query), limit)
         return hits, (time.perf_counter() - t0) * 1000
 
     async def search(
@@ -94,8 +97,10 @@ class HybridRetriever:
         score_rerank: bool = True,
         distinct_documents: bool = False,
         leg_k: int | None = None,
+        target: Target = SHARED_TARGET,
     ) -> SearchResult:
-        """Hybrid search; see the module docstring. Raises ValueError on bad arguments."""
+        """Hybrid search of ``target`` (default: the ``shared`` collection); see the module
+        docstring. Raises ValueError on bad arguments."""
         if not query or not query.strip():
             raise ValueError("the query is empty; pass some text to search for")
         lam = check_lambda(lambda_mult)
@@ -109,8 +114,8 @@ class HybridRetriever:
 
         # the two legs run at once (each in a worker thread, on its own pooled connection)
         (lexical_hits, timings["lexical_ms"]), dense = await asyncio.gather(
-            asyncio.to_thread(self._lexical, query, depth) if lam < 1 else _done(([], 0.0)),
-            asyncio.to_thread(self._dense, query, depth) if lam > 0 else _done(None),
+            asyncio.to_thread(self._lexical, target, query, depth) if lam < 1 else _done(([], 0.0)),
+            asyncio.to_thread(self._dense, target, query, depth) if lam > 0 else _done(None),
         )
         qvec: np.ndarray | None = None
         dense_hits: list[Hit] = []
@@ -134,7 +139,15 @@ class HybridRetriever:
 
         t0 = time.perf_counter()
         hits = await asyncio.to_thread(
-            self._materialise, query, lam, candidates, fetch_k, dense_hits, lexical_hits, qvec
+            self._materialise,
+            target.collections,
+            query,
+            lam,
+            candidates,
+            fetch_k,
+            dense_hits,
+            lexical_hits,
+            qvec,
         )
         timings["fetch_ms"] = (time.perf_counter() - t0) * 1000
         head, tail = hits[:fetch_k], hits[fetch_k:]
@@ -174,6 +187,7 @@ class HybridRetriever:
 
     def _materialise(
         self,
+        collections: Sequence[str],
         query: str,
         lam: float,
         candidates: list[Any],
@@ -189,8 +203,8 @@ class HybridRetriever:
         lexical_by_id = {h.chunk_id: h for h in lexical_hits}
         # The fetch also computes the cosine of every candidate, so a lexical-only hit's
         # relevance has its dense part too (one round trip either way).
-        records = self.engine.fetch_chunks(self.owner, ids, qvec)
-        terms = self._query_terms(query, lam)
+        records = self.engine.fetch_chunks(collections, ids, qvec)
+        terms = self._query_terms(collections, query, lam)
         hits: list[SearchHit] = []
         for cand in candidates:
             payload = records.get(cand.key)
@@ -222,15 +236,17 @@ class HybridRetriever:
                     lexical_score=lexical.score if lexical else None,
                     external_id=payload.get("external_id"),
                     heading=payload.get("heading"),
+                    collection=public_name(str(payload.get("collection", ""))),
                     page=payload.get("page"),
                 )
             )
         return hits
 
-    def _query_terms(self, query: str, lam: float) -> dict[str, float]:
-        """The query's index terms with their idf (none when the lexical weight is 0)."""
+    def _query_terms(self, collections: Sequence[str], query: str, lam: float) -> dict[str, float]:
+        """The query's index terms with their idf over `collections` (none when the lexical
+        weight is 0)."""
         terms = set(analyze(query)) if lam < 1 else set()
-        return self.engine.idf(self.owner, sorted(terms)) if terms else {}
+        return self.engine.idf(collections, sorted(terms)) if terms else {}
 
     def _relevance(
         self, lam: float, cosine: float | None, payload: dict[str, Any], idf: dict[str, float]
@@ -249,7 +265,12 @@ class HybridRetriever:
         return round(lam * dense_rel + (1 - lam) * coverage, 6)
 
     def relevance_of(
-        self, query: str, chunk_ids: Sequence[str], *, lambda_mult: float
+        self,
+        query: str,
+        chunk_ids: Sequence[str],
+        *,
+        lambda_mult: float,
+        collections: Sequence[str] = (SHARED,),
     ) -> dict[str, float]:
         """The absolute relevance of stored chunks to `query`, as `search` computes it.
 
@@ -258,8 +279,8 @@ class HybridRetriever:
         lam = check_lambda(lambda_mult)
         ids = list(dict.fromkeys(chunk_ids))
         qvec = embed_matrix(self.embeddings, [query])[0] if lam > 0 else None
-        records = self.engine.fetch_chunks(self.owner, ids, qvec)
-        terms = self._query_terms(query, lam)
+        records = self.engine.fetch_chunks(collections, ids, qvec)
+        terms = self._query_terms(collections, query, lam)
         return {
             key: self._relevance(
                 lam,

@@ -119,6 +119,34 @@ class KnowledgeSettings(SettingsGroup):
         "SciFact ran at 0.99x raw encoding; 64 ran at 0.65x).",
     )
 
+    shared_writers: list[str] = Field(
+        default_factory=list,
+        validation_alias=AliasChoices("KNOWLEDGE_SHARED_WRITERS"),
+        description="Comma-separated owner ids (key-...) that may upload to and delete from the "
+        "shared collections every key reads; other keys write only their private collection. "
+        "Without API_KEYS the one anonymous owner may. `main.py ingest` always may.",
+    )
+    max_document_metadata_keys: int = Field(
+        32,
+        ge=0,
+        le=1000,
+        description="Most keys in an upload's metadata (a JSON object of string, number and "
+        "boolean values).",
+    )
+    max_document_metadata_bytes: int = Field(
+        4096,
+        ge=2,
+        le=1_000_000,
+        description="Largest upload metadata, in bytes of its JSON.",
+    )
+
+    @field_validator("shared_writers", mode="before")
+    @classmethod
+    def _split_commas(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return [part.strip() for part in value.split(",") if part.strip()]
+        return value
+
     @field_validator("dense_relevance_ceiling")
     @classmethod
     def _ceiling_above_floor(cls, value: float, info: Any) -> float:

@@ -2,19 +2,20 @@
 
     store = await KnowledgeStore.open(settings)
     report = await store.ingest_paths(["docs/"], progress=callback)
-    docs = await store.list_documents()
-    result = await store.search("how do I rotate keys?", lambda_mult=0.7)
-    await store.delete_document(doc_id)
+    docs = await store.list_documents(Scope(owner))
+    result = await store.search("how do I rotate keys?", lambda_mult=0.7, scope=Scope(owner))
+    await store.delete_document(doc_id, collection)
     await store.close()
 
-Storage: one knowledge base in Postgres (`tools.knowledge.KnowledgeEngine`): the registry,
-chunks with pgvector embeddings and BM25 postings, in DATABASE_URL's server or, when that is
-unset, the embedded Postgres under ``DATA_DIR/postgres`` that every process on the DATA_DIR
-shares. Every process therefore sees every committed document in both legs at once. Documents
-belong to an owner (``owner``, default ``""``: the knowledge base every caller shares) and every
-query is scoped to it. Blocking work runs in worker threads: ingestion (loading, chunking,
-embedding, writing) on the store's own pool of INGEST_WORKERS threads, so a large upload never
-occupies the default pool that chat turns and searches use.
+Storage: one knowledge base in Postgres (`tools.knowledge.KnowledgeEngine`): the registry, chunks
+with pgvector embeddings and BM25 postings, in DATABASE_URL's server or, when that is unset, the
+embedded Postgres under ``DATA_DIR/postgres`` that every process on the DATA_DIR shares. Every
+process therefore sees every committed document in both legs at once. Documents belong to
+collections (`tools.knowledge.scope`): every read takes a `Scope` (whose private collection, plus
+every shared one, with which filters; the default is the operator's: the shared collections) and
+every write names its collection (default ``shared``). Blocking work runs in worker threads:
+ingestion (loading, chunking, embedding, writing) on the store's own pool of INGEST_WORKERS
+threads, so a large upload never occupies the default pool that chat turns and searches use.
 
 Uploads (`ingest_uploads`) are bounded before anything is embedded: every file is loaded
 first (a .jsonl stops at one document past MAX_DOCUMENTS_PER_UPLOAD), then the chunks are
@@ -57,6 +58,15 @@ from tools.knowledge.loaders import (
 )
 from tools.knowledge.retriever import HybridRetriever
 from tools.knowledge.schema import KnowledgeEngineError
+from tools.knowledge.scope import (
+    OPERATOR,
+    SHARED,
+    Scope,
+    Target,
+    compile_filters,
+    public_name,
+    searched,
+)
 from tools.knowledge.types import (
     DocumentRecord,
     FileResult,
@@ -87,7 +97,6 @@ class KnowledgeStore:
         name: str | None = None,
         database_url: str | None = None,
         data_dir: Path | None = None,
-        owner: str = "",
         reranker: CrossEncoderReranker | None = None,
         batch_documents: int | None = None,
         score_rerank: bool | None = None,
@@ -96,14 +105,13 @@ class KnowledgeStore:
 
         ``database_url`` defaults to DATABASE_URL, else the embedded Postgres of ``data_dir``
         (default DATA_DIR); ``name`` selects the knowledge base (default KNOWLEDGE_BASE_NAME);
-        ``owner`` scopes every read and write; ``batch_documents`` defaults to
+        ``batch_documents`` defaults to
         INGEST_BATCH_DOCUMENTS; ``score_rerank`` is the default of `search`'s model-free
         reranking (HYBRID_SCORE_RERANK). Raises `KnowledgeEngineError` naming the fix.
         """
         self.settings = settings
         name = name if name is not None else settings.knowledge.base_name
         self.name = name
-        self.owner = owner
         self.data_dir = Path(data_dir if data_dir is not None else settings.storage.data_dir)
         self.embeddings = embeddings if embeddings is not None else get_embeddings(settings)
         dimension = embedding_dimension(self.embeddings)
@@ -121,7 +129,6 @@ class KnowledgeStore:
         self.retriever = HybridRetriever(
             self.engine,
             self.embeddings,
-            owner=owner,
             rrf_k=settings.knowledge.rrf_k,
             reranker=self._get_reranker,
             dense_floor=settings.knowledge.dense_relevance_floor,
@@ -133,7 +140,6 @@ class KnowledgeStore:
             model_name=model_name,
             chunk_size=settings.knowledge.chunk_size,
             chunk_overlap=settings.knowledge.chunk_overlap,
-            owner=owner,
         )
         self.batch_documents = (
             batch_documents
@@ -169,7 +175,7 @@ class KnowledgeStore:
         store = cls(settings, **kwargs)
         try:
             store.engine.ready()
-            import_legacy(store.engine, store.data_dir, owner=store.owner)
+            import_legacy(store.engine, store.data_dir)
         except KnowledgeEngineError as exc:
             if require:
                 store.close_blocking()
@@ -211,24 +217,29 @@ class KnowledgeStore:
     # --- ingestion -----------------------------------------------------------------------
 
     async def ingest_paths(
-        self, paths: Iterable[str | Path], *, progress: ProgressCallback | None = None
+        self,
+        paths: Iterable[str | Path],
+        *,
+        progress: ProgressCallback | None = None,
+        collection: str = SHARED,
     ) -> IngestReport:
         """Ingest files and folders (recursively: .md .txt .rst .html .pdf .jsonl .docx .pptx
-        .xlsx .csv .json).
+        .xlsx .csv .json) into ``collection`` (stored name; default ``shared``).
 
         Every problem is reported per file (missing path, unsupported, binary, empty, not UTF-8,
         above MAX_DOCUMENT_BYTES, unreadable PDF); the other files are still ingested.
         """
         files = list(expand_paths(paths))
         loads: list[tuple[str, Any]] = [(str(p), p) for p in files]
-        return await self._ingest(loads, progress)
+        return await self._ingest(loads, progress, collection=collection)
 
     async def ingest_bytes(
-        self, name: str, data: bytes, *, source: str | None = None
+        self, name: str, data: bytes, *, source: str | None = None, collection: str = SHARED
     ) -> IngestReport:
         """Ingest an upload. ``source`` (default ``upload:<name>``) identifies it: uploading the
         same source again skips it when unchanged and replaces it when changed."""
-        return await self._ingest([(name, (name, data, source or f"upload:{name}"))], None)
+        item = (name, (name, data, source or f"upload:{name}"))
+        return await self._ingest([item], None, collection=collection)
 
     async def ingest_uploads(
         self,
@@ -236,24 +247,45 @@ class KnowledgeStore:
         *,
         progress: ProgressCallback | None = None,
         namespace: str = "",
+        collection: str = SHARED,
+        metadata: dict[str, Any] | None = None,
+        quota_scope: Scope = OPERATOR,
     ) -> IngestReport:
-        """Ingest several uploads ``(name, data)`` in one call (embedded in shared batches).
+        """Ingest several uploads ``(name, data)`` into ``collection`` (a stored name) in one
+        call (embedded in shared batches), each document with ``metadata``.
 
         Each is identified by ``upload:<namespace><name>`` (see `ingest_bytes`): uploads in
         different namespaces never replace each other. Problems are per upload. The whole
         upload is refused with `IngestLimitExceeded`, before anything is embedded, when it
         holds more documents or chunks than one upload may, or than the namespace's quota
-        leaves room for.
+        leaves room for (its uploads in every collection ``quota_scope`` reads: the quota is
+        per owner, whichever collections it writes).
         """
         items: list[tuple[str, Any]] = [
             (name, (name, data, f"upload:{namespace}{name}")) for name, data in uploads
         ]
-        return await self._ingest(items, progress, quota_prefix=f"upload:{namespace}")
+        return await self._ingest(
+            items,
+            progress,
+            quota_prefix=f"upload:{namespace}",
+            collection=collection,
+            metadata=metadata,
+            quota_scope=quota_scope,
+        )
 
-    async def ingest_documents(self, documents: Sequence[LoadedDocument]) -> IngestReport:
-        """Ingest already-loaded documents (one pseudo-file per call)."""
+    async def ingest_documents(
+        self,
+        documents: Sequence[LoadedDocument],
+        *,
+        collection: str = SHARED,
+        metadata: dict[str, Any] | None = None,
+    ) -> IngestReport:
+        """Ingest already-loaded documents (one pseudo-file per call) into ``collection``, each
+        with ``metadata``."""
         result = LoadResult(list(documents))
-        return await self._ingest([("<documents>", result)], None)
+        return await self._ingest(
+            [("<documents>", result)], None, collection=collection, metadata=metadata
+        )
 
     async def _off_loop(self, fn: Callable[..., _T], *args: Any) -> _T:
         """Run blocking ingestion work on the ingestion pool."""
@@ -269,7 +301,7 @@ class KnowledgeStore:
             max_uncompressed_bytes=settings.quotas.max_uncompressed_bytes,
         )
 
-    def _admit(self, documents: list[LoadedDocument], prefix: str) -> None:
+    def _admit(self, documents: list[LoadedDocument], prefix: str, scope: Scope) -> None:
         """Refuse (`IngestLimitExceeded`) an upload whose chunks pass MAX_CHUNKS_PER_UPLOAD, or
         that would pass the owner's document or chunk quota (documents it replaces excluded)."""
         settings = self.settings
@@ -286,7 +318,7 @@ class KnowledgeStore:
                     setting="MAX_CHUNKS_PER_UPLOAD",
                 )
         held_documents, held_chunks = self.engine.source_totals(
-            self.owner, prefix, excluding=sorted({doc.source for doc in documents})
+            self.readable(scope), prefix, excluding=sorted({doc.source for doc in documents})
         )
         if held_documents + len(documents) > settings.quotas.max_documents_per_owner:
             raise IngestLimitExceeded(
@@ -329,6 +361,9 @@ class KnowledgeStore:
         progress: ProgressCallback | None,
         *,
         quota_prefix: str | None = None,
+        collection: str = SHARED,
+        metadata: dict[str, Any] | None = None,
+        quota_scope: Scope = OPERATOR,
     ) -> IngestReport:
         """Load, chunk, embed and write ``items``. Without ``quota_prefix`` each file is
         indexed as it is loaded (the CLI's folders need not fit in memory); with it (an
@@ -354,7 +389,9 @@ class KnowledgeStore:
                 return
             batch = list(pending)
             pending.clear()
-            outcomes = await self._off_loop(self.indexer.index, [d for _, d in batch])
+            outcomes = await self._off_loop(
+                self.indexer.index, [d for _, d in batch], collection, metadata
+            )
             for (slot, _), outcome in zip(batch, outcomes, strict=True):
                 report.files[slot].documents.append(outcome)
                 counters["documents"] += 1
@@ -399,7 +436,7 @@ class KnowledgeStore:
             await emit(label)
         if quota_prefix is not None:
             documents = [doc for _, loaded in admitted for doc in loaded.documents]
-            await self._off_loop(self._admit, documents, quota_prefix)
+            await self._off_loop(self._admit, documents, quota_prefix, quota_scope)
             for slot, loaded in admitted:
                 await queue(slot, loaded)
         await flush()
@@ -415,41 +452,82 @@ class KnowledgeStore:
         report.seconds = time.perf_counter() - started
         return report
 
+    # --- scope -------------------------------------------------------------------------
+
+    def readable(self, scope: Scope) -> list[str]:
+        """The stored collections a search in ``scope`` covers (blocking): its private
+        collection and every shared one, narrowed by a collection filter (ValueError for a
+        collection the caller cannot name)."""
+        return searched(scope, self.engine.shared_collections())
+
+    def target(self, scope: Scope) -> Target:
+        """What a search in ``scope`` reads (blocking): `readable` and the compiled filters."""
+        where, params = compile_filters(scope.filters)
+        return Target(tuple(self.readable(scope)), where, params)
+
     # --- registry ------------------------------------------------------------------------
 
+    @staticmethod
+    def _record(doc_id: str, payload: dict[str, Any]) -> DocumentRecord:
+        payload = {**payload, "collection": public_name(str(payload.get("collection", "")))}
+        return DocumentRecord.from_payload(doc_id, payload)
+
     async def list_documents(
-        self, *, limit: int | None = None, offset: int = 0
+        self, scope: Scope = OPERATOR, *, limit: int | None = None, offset: int = 0
     ) -> list[DocumentRecord]:
-        """Registered documents, sorted by source then title (one page with ``limit``)."""
-        rows = await asyncio.to_thread(
-            self.engine.list_documents, self.owner, limit=limit, offset=offset
-        )
-        return [DocumentRecord.from_payload(i, p) for i, p in rows]
+        """Documents ``scope`` reads, sorted by source then title (one page with ``limit``)."""
 
-    async def get_document(self, document_id: str) -> DocumentRecord | None:
-        """One document's registry row, or None."""
-        rows = await asyncio.to_thread(self.engine.get_documents, self.owner, [document_id])
-        payload = rows.get(document_id)
-        return DocumentRecord.from_payload(document_id, payload) if payload is not None else None
+        def page() -> list[tuple[str, dict[str, Any]]]:
+            return self.engine.list_documents(self.readable(scope), limit=limit, offset=offset)
 
-    async def delete_document(self, document_id: str) -> bool:
-        """Remove a document with its chunks and postings (one transaction: every process's
-        next search no longer finds it). Returns False when there is no such document."""
-        return await asyncio.to_thread(self.engine.delete_document, self.owner, document_id)
+        return [self._record(i, p) for i, p in await asyncio.to_thread(page)]
 
-    async def stats(self) -> dict[str, int]:
-        """Counts: documents, chunks, and chunks the lexical leg's statistics count."""
-        return await asyncio.to_thread(self.engine.counts, self.owner)
+    async def get_document(
+        self, document_id: str, scope: Scope = OPERATOR
+    ) -> DocumentRecord | None:
+        """One document ``scope`` reads, or None."""
+        found = await self.locate(document_id, scope)
+        return found[0] if found is not None else None
 
-    def idf_of(self, word: str) -> float:
-        """idf of a surface word (analyzed first); 0.0 for a word no chunk holds. Blocking."""
+    async def locate(
+        self, document_id: str, scope: Scope = OPERATOR
+    ) -> tuple[DocumentRecord, str] | None:
+        """One document ``scope`` reads and its stored collection, or None."""
+
+        def find() -> dict[str, dict[str, Any]]:
+            return self.engine.get_documents(self.readable(scope), [document_id])
+
+        payload = (await asyncio.to_thread(find)).get(document_id)
+        if payload is None:
+            return None
+        return self._record(document_id, payload), str(payload["collection"])
+
+    async def delete_document(self, document_id: str, collection: str = SHARED) -> bool:
+        """Remove a document of ``collection`` (stored name) with its chunks and postings (one
+        transaction: every process's next search no longer finds it). Returns False when there
+        is no such document."""
+        return await asyncio.to_thread(self.engine.delete_document, collection, document_id)
+
+    async def stats(self, scope: Scope = OPERATOR) -> dict[str, int]:
+        """Counts of what ``scope`` reads: documents, chunks, and chunks the lexical leg's
+        statistics count."""
+        return await asyncio.to_thread(lambda: self.engine.counts(self.readable(scope)))
+
+    def idf_of(self, word: str, scope: Scope = OPERATOR) -> float:
+        """idf of a surface word (analyzed first) over what ``scope`` reads; 0.0 for a word no
+        chunk holds. Blocking."""
         terms = analyze(word)
         if not terms:
             return 0.0
-        idf = self.engine.idf(self.owner, terms)
-        if min(self.engine.document_frequency(self.owner, terms).values()) == 0:
+        collections = self.readable(scope)
+        idf = self.engine.idf(collections, terms)
+        if min(self.engine.document_frequency(collections, terms).values()) == 0:
             return 0.0
         return max(idf.values())
+
+    def idf(self, terms: Sequence[str], scope: Scope = OPERATOR) -> dict[str, float]:
+        """The idf of index terms over what ``scope`` reads. Blocking."""
+        return self.engine.idf(self.readable(scope), terms)
 
     # --- search --------------------------------------------------------------------------
 
@@ -464,14 +542,18 @@ class KnowledgeStore:
         score_rerank: bool | None = None,
         distinct_documents: bool = False,
         leg_k: int | None = None,
+        scope: Scope = OPERATOR,
     ) -> SearchResult:
-        """Hybrid search (see `tools.knowledge.retriever`).
+        """Hybrid search (see `tools.knowledge.retriever`) of what ``scope`` reads, with its
+        filters applied inside both legs.
 
         Defaults come from the settings: ``fetch_k`` = RERANKER_FETCH_K, ``top_k`` =
         RETRIEVAL_TOP_K, ``rerank`` = ENABLE_RERANKING (cross-encoder), ``score_rerank`` =
         the store's ``score_rerank`` (model-free reranking of hybrid results by relevance).
-        ``lambda_mult``: 0 = lexical only, 1 = semantic only.
+        ``lambda_mult``: 0 = lexical only, 1 = semantic only. ValueError for a bad argument
+        (a collection filter naming one the caller cannot read included).
         """
+        target = await asyncio.to_thread(self.target, scope)
         return await self.retriever.search(
             query,
             lambda_mult=lambda_mult,
@@ -481,10 +563,17 @@ class KnowledgeStore:
             score_rerank=self.score_rerank if score_rerank is None else score_rerank,
             distinct_documents=distinct_documents,
             leg_k=leg_k,
+            target=target,
         )
 
     async def relevance(
-        self, query: str, hits: Sequence[SearchHit], *, lambda_mult: float, rerank: bool = False
+        self,
+        query: str,
+        hits: Sequence[SearchHit],
+        *,
+        lambda_mult: float,
+        rerank: bool = False,
+        scope: Scope = OPERATOR,
     ) -> list[float]:
         """Scores of `hits` against another `query` (e.g. the original question), on the scale
         their ``score`` uses: the cross-encoder's with ``rerank``, else the hybrid relevance.
@@ -495,9 +584,11 @@ class KnowledgeStore:
             reranker = await asyncio.to_thread(self._get_reranker)
             return await reranker.ascore(query, [lexical_text(h.title, h.text) for h in hits])
         scores = await asyncio.to_thread(
-            self.retriever.relevance_of,
-            query,
-            [h.chunk_id for h in hits],
-            lambda_mult=lambda_mult,
+            lambda: self.retriever.relevance_of(
+                query,
+                [h.chunk_id for h in hits],
+                lambda_mult=lambda_mult,
+                collections=self.readable(scope),
+            )
         )
         return [scores.get(h.chunk_id, 0.0) for h in hits]

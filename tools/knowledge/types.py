@@ -28,6 +28,10 @@ class DocumentRecord:
     chars: int
     created_at: str
     updated_at: str
+    #: The collection as its reader names it: ``private`` (the caller's own) or a shared name.
+    collection: str = "shared"
+    #: The upload's metadata (string, number and boolean values).
+    metadata: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def from_payload(cls, doc_id: str, payload: dict[str, Any]) -> DocumentRecord:
@@ -43,6 +47,8 @@ class DocumentRecord:
             chars=int(payload.get("chars", 0)),
             created_at=str(payload.get("created_at", "")),
             updated_at=str(payload.get("updated_at", "")),
+            collection=str(payload.get("collection") or "shared"),
+            metadata=dict(payload.get("metadata") or {}),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -184,6 +190,8 @@ class SearchHit:
     rerank_score: float | None = None
     external_id: str | None = None
     heading: str | None = None
+    #: The collection as the searcher names it (``private`` or a shared name).
+    collection: str = "shared"
     #: The page the chunk came from: a PDF page number, a slide number, a sheet name (None for
     #: formats without pages); `page_label` says it for a reader.
     page: str | None = None
