@@ -170,7 +170,7 @@ def _old_knowledge_base(url: str, store: KnowledgeStore) -> None:
             conn.execute(
                 "INSERT INTO knowledge.chunks VALUES (%s, %s, '', %s, %s, %s, %s, %s, %s, %s, %s,"
                 " %s, %s)",
-                (row[0], row[1], *row[3:]),
+                (row[0], row[1], *row[3:-1]),  # the old layout had no page (the last column)
             )
         for row in rows["postings"]:
             conn.execute(

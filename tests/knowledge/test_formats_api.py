@@ -165,7 +165,7 @@ def test_every_format_is_ingested_and_bad_files_fail_alone(
     with psycopg.connect(knowledge_db) as conn:
         rows = conn.execute(
             "SELECT c.text, c.page FROM knowledge.chunks c JOIN knowledge.documents d"
-            " USING (kb, owner, document_id) WHERE d.source = %s ORDER BY c.chunk_index",
+            " USING (kb, collection, document_id) WHERE d.source = %s ORDER BY c.chunk_index",
             (SOURCE + "tickets.csv",),
         ).fetchall()
     assert len(rows) > 10 and all(page is None for _, page in rows)
