@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from tools.knowledge.analysis import term_frequencies
+from tools.knowledge.analysis import LEGACY_ANALYZER, term_frequencies
 from tools.knowledge.engine import ChunkWrite, DocumentWrite, KnowledgeEngine
 
 log = logging.getLogger(__name__)
@@ -44,7 +44,9 @@ def _lexical_text(title: str, text: str) -> str:
     return f"{title}\n{text}" if title else text
 
 
-def import_legacy(engine: KnowledgeEngine, data_dir: Path, *, owner: str = "") -> int | None:
+def import_legacy(
+    engine: KnowledgeEngine, data_dir: Path, *, owner: str = "", analyzer: str = LEGACY_ANALYZER
+) -> int | None:
     """Import `engine.kb` from the old layout under `data_dir` if not done yet.
 
     Returns the number of documents imported (None when there was nothing to import). Blocking.
@@ -62,7 +64,7 @@ def import_legacy(engine: KnowledgeEngine, data_dir: Path, *, owner: str = "") -
             ).fetchone()
             if done is not None:
                 return None
-            documents, chunks = _copy(engine, folder, owner)
+            documents, chunks = _copy(engine, folder, owner, analyzer)
             lock_conn.execute(
                 "INSERT INTO knowledge.imports (kb, source, documents, chunks)"
                 " VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING",
@@ -79,7 +81,9 @@ def import_legacy(engine: KnowledgeEngine, data_dir: Path, *, owner: str = "") -
     return documents
 
 
-def _copy(engine: KnowledgeEngine, folder: Path, owner: str) -> tuple[int, int]:
+def _copy(
+    engine: KnowledgeEngine, folder: Path, owner: str, analyzer: str = LEGACY_ANALYZER
+) -> tuple[int, int]:
     from qdrant_client import QdrantClient
 
     started = time.perf_counter()
@@ -104,7 +108,9 @@ def _copy(engine: KnowledgeEngine, folder: Path, owner: str) -> tuple[int, int]:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             client.close()
-    writes = [_document(doc_id, row, by_doc.get(doc_id, [])) for doc_id, row in registry.items()]
+    writes = [
+        _document(doc_id, row, by_doc.get(doc_id, []), analyzer) for doc_id, row in registry.items()
+    ]
     writes = [w for w in writes if w.chunks]
     for i in range(0, len(writes), BATCH_DOCUMENTS):
         engine.write(owner, writes[i : i + BATCH_DOCUMENTS])
@@ -132,7 +138,9 @@ def _scroll(client: Any, collection: str, *, vectors: bool) -> list[Any]:
             return out
 
 
-def _document(doc_id: str, row: dict[str, Any], records: list[Any]) -> DocumentWrite:
+def _document(
+    doc_id: str, row: dict[str, Any], records: list[Any], analyzer: str = LEGACY_ANALYZER
+) -> DocumentWrite:
     records.sort(key=lambda r: int((r.payload or {}).get("chunk_index", 0)))
     title = str(row.get("title", ""))
     chunks: list[ChunkWrite] = []
@@ -143,7 +151,7 @@ def _document(doc_id: str, row: dict[str, Any], records: list[Any]) -> DocumentW
         if vector is None:
             continue
         text = str(payload.get("text", ""))
-        terms, length = term_frequencies(_lexical_text(title, text))
+        terms, length = term_frequencies(_lexical_text(title, text), analyzer)
         chunks.append(
             ChunkWrite(
                 str(rec.id), int(payload.get("chunk_index", 0)), payload.get("heading"),

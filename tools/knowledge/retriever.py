@@ -33,9 +33,10 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 
 from tools.hybrid import check_lambda, weighted_rrf
-from tools.knowledge.analysis import analyze
+from tools.knowledge.analysis import DEFAULT_ANALYZER, analyze
 from tools.knowledge.engine import MAX_IDS, MAX_LEG_K, Hit, KnowledgeEngine
 from tools.knowledge.ingest import lexical_text
+from tools.knowledge.phrases import boosted, phrase_score, quoted_phrases
 from tools.knowledge.types import SearchHit, SearchResult
 from tools.providers.embeddings import embed_matrix
 from tools.rerank import CrossEncoderReranker
@@ -60,6 +61,9 @@ class HybridRetriever:
         reranker: Callable[[], CrossEncoderReranker] | None = None,
         dense_floor: float = DENSE_FLOOR,
         dense_ceiling: float = DENSE_CEILING,
+        analyzer: str = DEFAULT_ANALYZER,
+        phrase_boost: float = 1.0,
+        phrase_slop: int = 3,
     ) -> None:
         if dense_ceiling <= dense_floor:
             raise ValueError("dense_ceiling must be above dense_floor")
@@ -70,6 +74,9 @@ class HybridRetriever:
         self._reranker = reranker
         self.dense_floor = dense_floor
         self.dense_ceiling = dense_ceiling
+        self.analyzer = analyzer
+        self.phrase_boost = phrase_boost
+        self.phrase_slop = phrase_slop
 
     def _dense(self, query: str, limit: int) -> tuple[np.ndarray, list[Hit], float, float]:
         t0 = time.perf_counter()
@@ -80,8 +87,32 @@ class HybridRetriever:
 
     def _lexical(self, query: str, limit: int) -> tuple[list[Hit], float]:
         t0 = time.perf_counter()
-        hits = self.engine.lexical(self.owner, analyze(query), limit)
+        hits = self.engine.lexical(self.owner, analyze(query, self.analyzer), limit)
+        phrases = self._phrases(query)
+        if phrases and hits:
+            hits = self._phrase_rescored(hits, phrases)
         return hits, (time.perf_counter() - t0) * 1000
+
+    def _phrases(self, query: str) -> list[list[str]]:
+        """The query's quoted phrases as index terms (none when PHRASE_BOOST is 0)."""
+        return quoted_phrases(query, self.analyzer) if self.phrase_boost > 0 else []
+
+    def _phrase_rescored(self, hits: list[Hit], phrases: list[list[str]]) -> list[Hit]:
+        """The BM25 candidates re-scored by their phrase match (`tools.knowledge.phrases`)."""
+        records = self.engine.fetch_chunks(self.owner, [h.chunk_id for h in hits])
+        scored: list[tuple[float, int, Hit]] = []
+        for hit in hits:
+            payload = records.get(hit.chunk_id)
+            match = 0.0
+            if payload is not None:
+                text = lexical_text(str(payload.get("title", "")), str(payload.get("text", "")))
+                match = phrase_score(phrases, analyze(text, self.analyzer), self.phrase_slop)
+            scored.append((boosted(hit.score, match, self.phrase_boost), hit.rank, hit))
+        scored.sort(key=lambda item: (-item[0], item[1]))  # ties keep the BM25 order
+        return [
+            Hit(hit.chunk_id, hit.document_id, score, rank)
+            for rank, (score, _, hit) in enumerate(scored, start=1)
+        ]
 
     async def search(
         self,
@@ -191,6 +222,7 @@ class HybridRetriever:
         # relevance has its dense part too (one round trip either way).
         records = self.engine.fetch_chunks(self.owner, ids, qvec)
         terms = self._query_terms(query, lam)
+        phrases = self._phrases(query) if lam < 1 else []
         hits: list[SearchHit] = []
         for cand in candidates:
             payload = records.get(cand.key)
@@ -203,7 +235,7 @@ class HybridRetriever:
                 cosine = float(payload["cosine"])
             relevance: float | None = None
             if cand.key in head_ids:
-                relevance = self._relevance(lam, cosine, payload, terms)
+                relevance = self._relevance(lam, cosine, payload, terms, phrases)
             hits.append(
                 SearchHit(
                     chunk_id=cand.key,
@@ -228,13 +260,20 @@ class HybridRetriever:
 
     def _query_terms(self, query: str, lam: float) -> dict[str, float]:
         """The query's index terms with their idf (none when the lexical weight is 0)."""
-        terms = set(analyze(query)) if lam < 1 else set()
+        terms = set(analyze(query, self.analyzer)) if lam < 1 else set()
         return self.engine.idf(self.owner, sorted(terms)) if terms else {}
 
     def _relevance(
-        self, lam: float, cosine: float | None, payload: dict[str, Any], idf: dict[str, float]
+        self,
+        lam: float,
+        cosine: float | None,
+        payload: dict[str, Any],
+        idf: dict[str, float],
+        phrases: Sequence[Sequence[str]] = (),
     ) -> float:
-        """``lam * dense_relevance + (1 - lam) * lexical_coverage`` of one chunk (step 3)."""
+        """``lam * dense_relevance + (1 - lam) * lexical_coverage`` of one chunk (step 3); with
+        quoted phrases the coverage is scaled by ``(1 + PHRASE_BOOST * match) / (1 +
+        PHRASE_BOOST)``, so a chunk holding every phrase keeps it all."""
         dense_rel = 0.0
         if cosine is not None:
             span = self.dense_ceiling - self.dense_floor
@@ -243,8 +282,12 @@ class HybridRetriever:
         total_idf = sum(idf.values())
         if total_idf > 0:
             chunk = lexical_text(str(payload.get("title", "")), str(payload.get("text", "")))
-            present = set(idf).intersection(analyze(chunk))
+            terms = analyze(chunk, self.analyzer)
+            present = set(idf).intersection(terms)
             coverage = sum(idf[t] for t in present) / total_idf
+            if phrases:
+                match = phrase_score(phrases, terms, self.phrase_slop)
+                coverage *= boosted(1.0, match, self.phrase_boost) / (1.0 + self.phrase_boost)
         return round(lam * dense_rel + (1 - lam) * coverage, 6)
 
     def relevance_of(
@@ -259,12 +302,14 @@ class HybridRetriever:
         qvec = embed_matrix(self.embeddings, [query])[0] if lam > 0 else None
         records = self.engine.fetch_chunks(self.owner, ids, qvec)
         terms = self._query_terms(query, lam)
+        phrases = self._phrases(query) if lam < 1 else []
         return {
             key: self._relevance(
                 lam,
                 float(payload["cosine"]) if payload.get("cosine") is not None else None,
                 payload,
                 terms,
+                phrases,
             )
             for key, payload in records.items()
         }

@@ -56,6 +56,7 @@ from tools.knowledge.loaders import (
     read_file,
     too_many_documents,
 )
+from tools.knowledge.reanalyze import reanalyze
 from tools.knowledge.retriever import HybridRetriever
 from tools.knowledge.schema import KnowledgeEngineError
 from tools.knowledge.types import (
@@ -119,6 +120,8 @@ class KnowledgeStore:
             self._release_database()
             raise
         self._reranker = reranker
+        #: the lexical analyzer of ingest and query (KNOWLEDGE_ANALYZER)
+        self.analyzer: str = settings.knowledge.analyzer
         self.retriever = HybridRetriever(
             self.engine,
             self.embeddings,
@@ -127,6 +130,9 @@ class KnowledgeStore:
             reranker=self._get_reranker,
             dense_floor=settings.knowledge.dense_relevance_floor,
             dense_ceiling=settings.knowledge.dense_relevance_ceiling,
+            analyzer=self.analyzer,
+            phrase_boost=settings.knowledge.phrase_boost,
+            phrase_slop=settings.knowledge.phrase_slop,
         )
         self.indexer = Indexer(
             self.engine,
@@ -135,6 +141,7 @@ class KnowledgeStore:
             chunk_size=settings.knowledge.chunk_size,
             chunk_overlap=settings.knowledge.chunk_overlap,
             owner=owner,
+            analyzer=self.analyzer,
         )
         self.batch_documents = (
             batch_documents
@@ -170,7 +177,8 @@ class KnowledgeStore:
         store = cls(settings, **kwargs)
         try:
             store.engine.ready()
-            import_legacy(store.engine, store.data_dir, owner=store.owner)
+            import_legacy(store.engine, store.data_dir, owner=store.owner, analyzer=store.analyzer)
+            reanalyze(store.engine, store.analyzer)
         except KnowledgeEngineError as exc:
             if require:
                 store.close_blocking()
@@ -444,7 +452,7 @@ class KnowledgeStore:
 
     def idf_of(self, word: str) -> float:
         """idf of a surface word (analyzed first); 0.0 for a word no chunk holds. Blocking."""
-        terms = analyze(word)
+        terms = analyze(word, self.analyzer)
         if not terms:
             return 0.0
         idf = self.engine.idf(self.owner, terms)
