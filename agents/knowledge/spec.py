@@ -32,6 +32,7 @@ from agents.knowledge.nodes import (
     retrieve,
     transform_query,
 )
+from agents.knowledge.data_answer import answer_from_documents
 from agents.knowledge.probe import knowledge_probe
 from agents.knowledge.state import AGENT, STAGES, KnowledgeOptions, KnowledgeState
 
@@ -164,4 +165,5 @@ def knowledge_agent() -> AgentSpec:
         answer_nodes=frozenset({"generate_answer"}),
         options=KnowledgeOptions,
         probe=knowledge_probe,
+        answer_from_data=answer_from_documents,
     )
