@@ -20,6 +20,7 @@ from agents.contract.quality import gated
 from agents.contract.spec import AgentCard, AgentGraph, AgentSpec
 from agents.contract.state import AgentInput, AgentOutput
 from agents.knowledge.answering import generate_answer, grade_response_node
+from agents.knowledge.data_answer import answer_from_documents
 from agents.knowledge.edges import (
     after_answer,
     after_document_grading,
@@ -32,7 +33,6 @@ from agents.knowledge.nodes import (
     retrieve,
     transform_query,
 )
-from agents.knowledge.data_answer import answer_from_documents
 from agents.knowledge.probe import knowledge_probe
 from agents.knowledge.state import AGENT, STAGES, KnowledgeOptions, KnowledgeState
 

@@ -35,6 +35,7 @@ from langchain_core.embeddings import Embeddings
 from tools.hybrid import check_lambda, weighted_rrf
 from tools.knowledge.analysis import DEFAULT_ANALYZER, analyze
 from tools.knowledge.engine import MAX_IDS, MAX_LEG_K, Hit, KnowledgeEngine
+from tools.knowledge.fusion import FusionParams, query_lambda
 from tools.knowledge.ingest import lexical_text
 from tools.knowledge.phrases import boosted, phrase_score, quoted_phrases
 from tools.knowledge.types import SearchHit, SearchResult
@@ -64,6 +65,7 @@ class HybridRetriever:
         analyzer: str = DEFAULT_ANALYZER,
         phrase_boost: float = 1.0,
         phrase_slop: int = 3,
+        fusion: FusionParams | None = None,
     ) -> None:
         if dense_ceiling <= dense_floor:
             raise ValueError("dense_ceiling must be above dense_floor")
@@ -77,6 +79,7 @@ class HybridRetriever:
         self.analyzer = analyzer
         self.phrase_boost = phrase_boost
         self.phrase_slop = phrase_slop
+        self.fusion = fusion if fusion is not None else FusionParams(rrf_k=rrf_k)
 
     def _dense(self, query: str, limit: int) -> tuple[np.ndarray, list[Hit], float, float]:
         t0 = time.perf_counter()
@@ -150,12 +153,10 @@ class HybridRetriever:
 
         doc_of = {h.chunk_id: h.document_id for h in dense_hits}
         doc_of.update({h.chunk_id: h.document_id for h in lexical_hits})
-        fused = weighted_rrf(
-            [h.chunk_id for h in dense_hits],
-            [h.chunk_id for h in lexical_hits],
-            lambda_mult=lam,
-            k=self.rrf_k,
-        )
+        dense_ids = [h.chunk_id for h in dense_hits]
+        lexical_ids = [h.chunk_id for h in lexical_hits]
+        asked, lam = lam, query_lambda(dense_ids, lexical_ids, lam, self.fusion)
+        fused = weighted_rrf(dense_ids, lexical_ids, lambda_mult=lam, k=self.rrf_k)
         if distinct_documents:
             best: dict[str, Any] = {}
             for item in fused:  # fused is best-first: keep each document's first chunk
@@ -185,7 +186,7 @@ class HybridRetriever:
             head.sort(key=lambda h: -(h.rerank_score or 0.0))
             timings["rerank_ms"] = (time.perf_counter() - t0) * 1000
             ordering = "cross-encoder"
-        elif score_rerank and 0.0 < lam < 1.0:
+        elif score_rerank and 0.0 < asked < 1.0:
             head.sort(key=lambda h: -(h.relevance or 0.0))  # stable: ties keep the RRF order
             ordering = "relevance"
         hits = (head + tail)[:top_k]
@@ -195,7 +196,8 @@ class HybridRetriever:
         return SearchResult(
             query=query,
             hits=hits,
-            lambda_mult=lam,
+            lambda_mult=asked,
+            query_lambda=lam if 0.0 < asked < 1.0 else None,
             fetch_k=fetch_k,
             top_k=top_k,
             reranked=ordering == "cross-encoder",

@@ -67,6 +67,25 @@ class KnowledgeSettings(SettingsGroup):
         le=1000,
         description="Reciprocal Rank Fusion constant.",
     )
+    fusion_adaptive: bool = Field(
+        True,
+        description="Weight the hybrid legs per query by their cross-leg support (the share of "
+        "a leg's best hits the other leg also retrieves), so a leg matching noise counts less; "
+        "off: every query uses the asked lambda (see the README's fusion section).",
+    )
+    fusion_agreement_depth: int = Field(
+        10,
+        ge=1,
+        le=100,
+        description="Best hits of each leg whose support by the other leg is counted.",
+    )
+    fusion_agreement_gain: float = Field(
+        1.0,
+        ge=0.0,
+        le=4.0,
+        description="How far the support difference moves a query's lambda (0: not at all; "
+        "lambda stays within 0.1..0.9).",
+    )
     chunk_size: int = Field(
         1200,
         ge=100,

@@ -43,6 +43,7 @@ from tools.knowledge.analysis import analyze
 from tools.knowledge.chunking import chunk_text
 from tools.knowledge.connect import open_database
 from tools.knowledge.engine import KnowledgeEngine
+from tools.knowledge.fusion import FusionParams
 from tools.knowledge.ingest import Indexer, lexical_text
 from tools.knowledge.legacy import import_legacy
 from tools.knowledge.loaders import (
@@ -133,6 +134,15 @@ class KnowledgeStore:
             analyzer=self.analyzer,
             phrase_boost=settings.knowledge.phrase_boost,
             phrase_slop=settings.knowledge.phrase_slop,
+            fusion=FusionParams(
+                adaptive=settings.knowledge.fusion_adaptive,
+                agreement_depth=settings.knowledge.fusion_agreement_depth,
+                agreement_gain=settings.knowledge.fusion_agreement_gain,
+                rrf_k=settings.knowledge.rrf_k,
+                head=settings.knowledge.reranker_fetch_k,
+                dense_floor=settings.knowledge.dense_relevance_floor,
+                dense_ceiling=settings.knowledge.dense_relevance_ceiling,
+            ),
         )
         self.indexer = Indexer(
             self.engine,
