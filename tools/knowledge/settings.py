@@ -138,13 +138,13 @@ class KnowledgeSettings(SettingsGroup):
         description="Extra words allowed inside a quoted phrase for the proximity half-boost.",
     )
     chat_answer_threshold: float = Field(
-        0.5,
+        0.56,
         ge=0.0,
         le=1.0,
         description="Without a chat model, the chat agent answers from the knowledge base when "
         "the best passage's match to the message (the routing probe's score, 0..1) reaches "
-        "this; below it, it lists what the agents can do. Calibrated by bench/routing.py's "
-        "handbook questions (see the README).",
+        "this; below it, it lists what the agents can do. Calibrated by bench/chat_answer.py on "
+        "the routing bench's labelled messages (see the README).",
     )
     dense_relevance_floor: float = Field(
         0.15,
