@@ -45,8 +45,7 @@ def cranfield(src: Path) -> tuple[list[dict[str, str]], dict[str, str], list[tup
     ]
     queries_text = (src / "cran.qry").read_text(encoding="utf-8", errors="replace")
     queries = {
-        str(n): f.get("W", "")
-        for n, (_, f) in enumerate(_fields(queries_text, "I"), start=1)
+        str(n): f.get("W", "") for n, (_, f) in enumerate(_fields(queries_text, "I"), start=1)
     }
     qrels = []
     for line in (src / "QRelsCorrectedforTRECeval").read_text().split("\n"):

@@ -78,8 +78,15 @@ async def dump(args: argparse.Namespace) -> None:
 
 def _candidates(rows: list[dict[str, Any]]) -> list[Candidate]:
     return [
-        Candidate(r["id"], r["doc"], r["bm25"], r["lexical_rank"], r["cosine"], r["dense_rank"],
-                  r["coverage"])  # fmt: skip
+        Candidate(
+            r["id"],
+            r["doc"],
+            r["bm25"],
+            r["lexical_rank"],
+            r["cosine"],
+            r["dense_rank"],
+            r["coverage"],
+        )  # fmt: skip
         for r in rows
     ]
 

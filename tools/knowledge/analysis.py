@@ -59,9 +59,7 @@ def analyze(text: str, analyzer: str = DEFAULT_ANALYZER) -> list[str]:
     return list(_analyzer(analyzer).analyze(text))
 
 
-def term_frequencies(
-    text: str, analyzer: str = DEFAULT_ANALYZER
-) -> tuple[Counter[str], int]:
+def term_frequencies(text: str, analyzer: str = DEFAULT_ANALYZER) -> tuple[Counter[str], int]:
     """``(term -> count, length in terms)`` of a chunk's lexical text."""
     terms = analyze(text, analyzer)
     return Counter(terms), len(terms)

@@ -73,8 +73,7 @@ def _rebuild(conn: Any, kb: str, analyzer: str) -> int:
     """Postings, chunk lengths and corpus lengths of every owner of `kb`, from the chunks."""
     conn.execute("DELETE FROM knowledge.postings WHERE kb = %s", (kb,))
     conn.execute(
-        "CREATE TEMP TABLE reanalyzed (id bigint PRIMARY KEY, length int NOT NULL)"
-        " ON COMMIT DROP"
+        "CREATE TEMP TABLE reanalyzed (id bigint PRIMARY KEY, length int NOT NULL) ON COMMIT DROP"
     )
     done = 0
     with conn.cursor(name="reanalyze_chunks") as read:
