@@ -40,7 +40,8 @@ def _fields(text: str, marker: str) -> Iterator[tuple[str, dict[str, str]]]:
 def cranfield(src: Path) -> tuple[list[dict[str, str]], dict[str, str], list[tuple[str, str, int]]]:
     docs_text = (src / "cran.all.1400").read_text(encoding="utf-8", errors="replace")
     corpus = [
-        {"_id": doc_id, "title": f.get("T", ""), "text": f.get("W", "")}
+        # two abstracts are empty (471, 995): their title is their text
+        {"_id": doc_id, "title": f.get("T", ""), "text": f.get("W", "") or f.get("T", "")}
         for doc_id, f in _fields(docs_text, "I")
     ]
     queries_text = (src / "cran.qry").read_text(encoding="utf-8", errors="replace")

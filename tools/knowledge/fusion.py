@@ -38,8 +38,8 @@ class FusionParams:
     """The fusion's constants (the defaults are the shipped ones; settings override them)."""
 
     adaptive: bool = True
-    agreement_depth: int = 10
-    agreement_gain: float = 1.0
+    agreement_depth: int = 20
+    agreement_gain: float = 2.0
     min_lambda: float = 0.1
     max_lambda: float = 0.9
     rrf_k: int = 60

@@ -74,13 +74,13 @@ class KnowledgeSettings(SettingsGroup):
         "off: every query uses the asked lambda (see the README's fusion section).",
     )
     fusion_agreement_depth: int = Field(
-        10,
+        20,
         ge=1,
         le=100,
         description="Best hits of each leg whose support by the other leg is counted.",
     )
     fusion_agreement_gain: float = Field(
-        1.0,
+        2.0,
         ge=0.0,
         le=4.0,
         description="How far the support difference moves a query's lambda (0: not at all; "
