@@ -40,9 +40,9 @@ def _fields(text: str, marker: str) -> Iterator[tuple[str, dict[str, str]]]:
 def cranfield(src: Path) -> tuple[list[dict[str, str]], dict[str, str], list[tuple[str, str, int]]]:
     docs_text = (src / "cran.all.1400").read_text(encoding="utf-8", errors="replace")
     corpus = [
-        # two abstracts are empty (471, 995): their title is their text
         {"_id": doc_id, "title": f.get("T", ""), "text": f.get("W", "") or f.get("T", "")}
         for doc_id, f in _fields(docs_text, "I")
+        if f.get("W") or f.get("T")  # 471 and 995 are empty records: left out
     ]
     queries_text = (src / "cran.qry").read_text(encoding="utf-8", errors="replace")
     queries = {

@@ -7,8 +7,9 @@ its dense leg (nDCG@10 0.492 vs 0.511 with BM25 at 0.381; 0.788 vs 0.805), becau
 leg's top hits (a rare term matched in an unrelated text) got as much credit as the strong
 leg's.
 
-The signal: **cross-leg support**. Each leg retrieves ``leg_k`` chunks; a leg's support is the
-share of its top ``agreement_depth`` hits that the OTHER leg retrieved at all. A leg whose best
+The signal: **cross-leg support**. A leg's support is the share of its top ``agreement_depth``
+hits that the OTHER leg retrieved within its first ``agreement_pool`` (50: the depth each leg
+has for the agent's searches). A leg whose best
 hits the other leg also finds is on topic; one whose best hits the other leg does not see is
 matching noise (BM25 on a term the relevant texts do not use; the dense model on a vague
 neighbour of a query about a code or a name). The query's weight moves towards the better
@@ -40,6 +41,7 @@ class FusionParams:
     adaptive: bool = True
     agreement_depth: int = 20
     agreement_gain: float = 2.0
+    agreement_pool: int = 50
     min_lambda: float = 0.1
     max_lambda: float = 0.9
     rrf_k: int = 60
@@ -60,11 +62,13 @@ def support(top: Sequence[str], other: Sequence[str], depth: int) -> float:
 def query_lambda(
     dense: Sequence[str], lexical: Sequence[str], lam: float, params: FusionParams
 ) -> float:
-    """This query's dense weight from the legs' chunk rankings (see the module docstring)."""
+    """This query's dense weight from the legs' chunk rankings (see the module docstring).
+    Each leg's support is counted in the other leg's first `agreement_pool` hits, so the
+    weight does not depend on how deep a caller asked the legs to go."""
     if not params.adaptive or not 0.0 < lam < 1.0 or not dense or not lexical:
         return lam
-    depth = params.agreement_depth
-    shift = support(dense, lexical, depth) - support(lexical, dense, depth)
+    depth, pool = params.agreement_depth, params.agreement_pool
+    shift = support(dense, lexical[:pool], depth) - support(lexical, dense[:pool], depth)
     moved = lam + params.agreement_gain * shift / 2
     return round(min(params.max_lambda, max(params.min_lambda, moved)), 6)
 
