@@ -167,7 +167,9 @@ async def test_a_quoted_phrase_ranks_the_chunk_holding_it_first(
         assert bag.hits[0].title == "Notes A"  # more occurrences win a bag of words
         quoted = await store.search('"error budget"', lambda_mult=0.0, top_k=2)
         assert [h.title for h in quoted.hits] == ["Notes B", "Notes A"]
-        assert quoted.hits[0].lexical_score == pytest.approx(2 * bag.hits[1].lexical_score)
+        exact, plain = quoted.hits[0].lexical_score, bag.hits[1].lexical_score
+        assert exact is not None and plain is not None
+        assert exact == pytest.approx(2 * plain)  # (1 + PHRASE_BOOST) x its BM25
         hybrid = await store.search('"error budget"', top_k=2)
         assert hybrid.hits[0].title == "Notes B"
     finally:
