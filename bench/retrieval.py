@@ -11,10 +11,16 @@ fusion and payload fetch included), the ingestion rate, and the raw embedding th
 same model on the same chunk texts (`SentenceTransformer.encode` at its best batch size), beside
 the published anchors.
 
+Any folder in the BEIR layout works (``corpus.jsonl``, ``queries.jsonl`` or
+``queries-test.jsonl``, ``qrels/test.tsv`` or ``qrels-test.tsv``): `bench.classic_sets` converts
+Cranfield and Vaswani/NPL, the held-out corpora of the fusion (the anchors printed are
+SciFact's).
+
 Modes (every one is one `KnowledgeStore.search` call per query, as the agent makes it):
 - bm25: lambda 0, the lexical leg alone;  dense: lambda 1, the dense leg alone;
 - rrf: weighted RRF at ``--lambda`` (0.5) and nothing else (no reranking stage);
-- hybrid: the agent's default pipeline at ``--lambda``: weighted RRF, then the best
+- hybrid: the agent's default pipeline at ``--lambda``: the query's own weight from the legs'
+  agreement (`tools.knowledge.fusion`, FUSION_ADAPTIVE), weighted RRF, then the best
   ``--fetch-k`` (RERANKER_FETCH_K) candidates reordered by their relevance score;
 - adaptive: like hybrid with lambda from `evaluate_query` per query (its cost is timed too).
 """

@@ -62,7 +62,10 @@ class AgentRegistry:
     def cards(self) -> tuple[AgentCard, ...]:
         """What every agent knows of the others."""
         return tuple(
-            AgentCard(a.name, a.description, a.keywords, a.examples) for a in self._agents.values()
+            AgentCard(
+                a.name, a.description, a.keywords, a.examples, answer_from_data=a.answer_from_data
+            )
+            for a in self._agents.values()
         )
 
     def options(self) -> list[type[AgentOptions]]:

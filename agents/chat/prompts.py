@@ -18,6 +18,16 @@ like the agent's example:
 To chat freely, set OPENAI_API_KEY (or DEEPSEEK_API_KEY, with OPENAI_BASE_URL for another \
 OpenAI-compatible server) or run Ollama, then restart the service."""
 
+#: Without a model, a message whose answer another agent found confidently in the user's own
+#: data (the knowledge base's best passage): the answer, how sure, and where more comes from.
+DATA_ANSWER = """No language model is configured (LLM_PROVIDER={provider}), so this is quoted \
+from your documents: the best passage matched your message at {score:.2f} (answers are given \
+from {threshold:.2f}, {setting}).
+
+{text}
+
+_The {agent} agent answered this without a model; to ask it directly, {how}._"""
+
 NO_AGENT_MATCHED = "Your message did not clearly match any agent."
 
 #: One line per specialist in the offline answer: what it does and the exact request to send.

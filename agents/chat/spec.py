@@ -1,5 +1,10 @@
 """The chat agent: answers with the configured model, or explains what works without one.
 
+Without a model it first asks the agents that can answer from the user's own data
+(`AgentCard.answer_from_data`: the knowledge agent's confident passage of the knowledge base)
+and gives that answer, quoted and cited, saying so; only otherwise does it list what the
+agents can do (`offline_answer`).
+
 With a model, the other agents are offered as transfer tools (LangGraph's handoff pattern):
 a call to `transfer_to_<agent>` hands the turn to that agent through `detect_handoff`.
 """
@@ -7,6 +12,7 @@ a call to `transfer_to_<agent>` hands the turn to that agent through `detect_han
 from __future__ import annotations
 
 import json
+import logging
 import threading
 from collections.abc import Sequence
 from typing import Any, Literal
@@ -22,6 +28,7 @@ from agents.chat.prompts import (
     ASK_AGENT,
     ASK_HOW,
     CHAT_SYSTEM,
+    DATA_ANSWER,
     NO_AGENT_MATCHED,
     NO_MODEL_ANSWER,
 )
@@ -31,6 +38,8 @@ from agents.contract.quality import gated
 from agents.contract.spec import AgentCard, AgentGraph, AgentSpec
 from agents.contract.state import AgentAnswer, AgentInput, AgentOutput, AgentState
 from tools.providers.chat_models import message_text
+
+log = logging.getLogger(__name__)
 
 NAME = "chat"
 TRANSFER_PREFIX = "transfer_to_"
@@ -117,6 +126,49 @@ def offline_answer(
     )
 
 
+async def answer_from_data(
+    state: AgentState,
+    peers: Sequence[AgentCard],
+    services: AgentServices,
+    owner: str,
+    client: Client = "rest",
+) -> AgentAnswer | None:
+    """Without a model: the first confident answer another agent finds in the owner's own data
+    for the message (the knowledge agent: a passage of the knowledge base, quoted and cited),
+    or None. An answerer that fails is skipped: the capability list still answers."""
+    message = last_user_text(state.get("messages", []))
+    if not message.strip():
+        return None
+    for agent in peers:
+        if agent.name == NAME or agent.answer_from_data is None:
+            continue
+        try:
+            found = await agent.answer_from_data(message, services, owner)
+        except Exception as exc:  # the data answer is a bonus: never cost the user the reply
+            log.warning("the %s agent's data answer failed (%s: %s); listing the agents",
+                        agent.name, type(exc).__name__, exc)  # fmt: skip
+            continue
+        if found is None:
+            continue
+        text = DATA_ANSWER.format(
+            provider=services.provider,
+            score=found.score,
+            threshold=found.threshold,
+            setting=found.setting,
+            text=found.text,
+            agent=agent.name,
+            how=ASK_HOW[client].replace("the agent's name", f"`{agent.name}`"),
+        )
+        data = {
+            "answered_from": agent.name,
+            "score": found.score,
+            "threshold": found.threshold,
+            "citations": list(found.citations),
+        }
+        return AgentAnswer(agent=NAME, answer=text, method="extractive", data=data)
+    return None
+
+
 class _BoundModels:
     """The chat model bound to the transfer tools, built once per model (the peers are fixed
     when the graph is built; binding and the tools' JSON schemas cost milliseconds a turn)."""
@@ -144,9 +196,12 @@ def make_chat_node(peers: Sequence[AgentCard]) -> Any:
         services = services_of(runtime)
         model = services.llm("chat")
         if model is None:
-            answer = AgentAnswer(
+            context = context_of(runtime)
+            answer = await answer_from_data(
+                state, peers, services, context.owner, context.client
+            ) or AgentAnswer(
                 agent=NAME,
-                answer=offline_answer(state, peers, services.provider, context_of(runtime).client),
+                answer=offline_answer(state, peers, services.provider, context.client),
                 method="offline",
             )
             return {"agent_answers": {NAME: answer}}

@@ -20,6 +20,28 @@ DataProbe = Callable[[str, AgentServices, str], Awaitable[float | None]]
 
 
 @dataclass(frozen=True)
+class DataAnswer:
+    """A model-free answer an agent found in the owner's own data for a message routed
+    elsewhere: what the chat agent says without a model instead of a dead end."""
+
+    text: str
+    """The answer as the agent would give it (quoted passages with ``[n]`` and its sources)."""
+    score: float
+    """How well the data matched the message (0..1, the agent's probe scale)."""
+    threshold: float
+    """The calibrated score it had to reach (the setting that sets it is named in `setting`)."""
+    setting: str
+    """The setting holding `threshold`."""
+    citations: tuple[dict[str, Any], ...] = ()
+    """The cited sources (title, source, ids, snippet), for the API's ``data``."""
+
+
+#: ``answer(message, services, owner)``: a confident model-free answer from the owner's data,
+#: or None (not confident, no data, cannot tell).
+DataAnswerer = Callable[[str, AgentServices, str], Awaitable[DataAnswer | None]]
+
+
+@dataclass(frozen=True)
 class AgentCard:
     """What other parts (the router, the chat agent) know of an agent."""
 
@@ -31,6 +53,9 @@ class AgentCard:
     """Routing keywords (whole words, case-insensitive)."""
     examples: tuple[str, ...] = ()
     """Example messages it should get."""
+    answer_from_data: DataAnswerer | None = field(default=None, kw_only=True, compare=False)
+    """A model-free answer from the owner's own data (the knowledge agent's: a confident
+    passage of the knowledge base), which the chat agent gives without a model."""
 
     def __post_init__(self) -> None:
         if not self.name.isidentifier():

@@ -28,13 +28,14 @@ from __future__ import annotations
 
 import asyncio
 import re
+from dataclasses import dataclass
 
 from agents.contract.context import AgentServices
 from agents.knowledge.common import store_of
 from agents.knowledge.nodes import LAMBDA_CEILING, LAMBDA_FLOOR
 from agents.knowledge.strategies import evaluate_query, strip_meta
 from agents.knowledge.text import QUESTION_WORDS, STOPWORDS, content_terms, sentences, words
-from tools.knowledge.analysis import analyze
+from tools.knowledge.analysis import DEFAULT_ANALYZER, analyze
 from tools.knowledge.schema import KnowledgeEngineError
 from tools.knowledge.scope import Scope
 from tools.knowledge.types import SearchHit
@@ -51,6 +52,15 @@ def probe_query(message: str) -> str:
     return strip_meta(" ".join(message[:PROBE_MAX_CHARS].split()))
 
 
+@dataclass(frozen=True)
+class ProbeResult:
+    """What the probe found: its score, the query it searched and the hits it read."""
+
+    score: float
+    query: str
+    hits: list[SearchHit]
+
+
 async def knowledge_probe(message: str, services: AgentServices, owner: str) -> float | None:
     """The best hit's relevance to ``message`` in ``owner``'s knowledge base (None: no words
     to search for, or no documents).
@@ -59,6 +69,12 @@ async def knowledge_probe(message: str, services: AgentServices, owner: str) -> 
     owner): its private collection plus the shared ones, with one ranking (`Scope`), so
     another key's private documents never pull this key's messages to the knowledge agent.
     """
+    found = await probe(message, services, owner)
+    return found.score if found is not None else None
+
+
+async def probe(message: str, services: AgentServices, owner: str) -> ProbeResult | None:
+    """`knowledge_probe` with the hits it read (for an answer from them)."""
     query = probe_query(message)
     if not content_terms(query):
         return None
@@ -74,19 +90,21 @@ async def knowledge_probe(message: str, services: AgentServices, owner: str) -> 
         return None
     settings = services.settings
     weight = evaluate_query(query, floor=LAMBDA_FLOOR, ceiling=LAMBDA_CEILING).lambda_mult
+    analyzer = store.analyzer
     # the passages' idf is fetched while the search runs (one more query, no longer wait)
     result, idf = await asyncio.gather(
         store.search(
             query, lambda_mult=weight, top_k=settings.routing.passage_hits, rerank=False,
             score_rerank=True, scope=scope,
         ),
-        asyncio.to_thread(store.idf, passage_stems(query), scope),
+        asyncio.to_thread(store.idf, passage_stems(query, analyzer), scope),
     )  # fmt: skip
     scores = [h.relevance for h in result.hits if h.relevance is not None]
     if not scores:
         return None
-    passage = passage_score(query, result.hits, idf)
-    return max(max(scores), settings.routing.passage_weight * passage)
+    passage = passage_score(query, result.hits, idf, analyzer)
+    score = max(max(scores), settings.routing.passage_weight * passage)
+    return ProbeResult(score=score, query=query, hits=list(result.hits))
 
 
 #: Words that frame a question about a term rather than name its subject ("what does DRI
@@ -113,25 +131,28 @@ def is_definition(query: str) -> bool:
     return any(w in FRAME_WORDS for w in words(query))
 
 
-def passages(hit: SearchHit) -> list[set[str]]:
+def passages(hit: SearchHit, analyzer: str = DEFAULT_ANALYZER) -> list[set[str]]:
     """The index terms of each passage of a hit: its sentences, each with the heading."""
-    heading = set(analyze(f"{hit.title} {hit.heading or ''}"))
-    return [heading | set(analyze(sentence)) for sentence in sentences(hit.text)]
+    heading = set(analyze(f"{hit.title} {hit.heading or ''}", analyzer))
+    return [heading | set(analyze(sentence, analyzer)) for sentence in sentences(hit.text)]
 
 
-def passage_stems(query: str) -> list[str]:
-    """The index terms (Snowball stems) of the message's content words, without repeats."""
-    return list(dict.fromkeys(t for w in passage_words(query) for t in analyze(w)))
+def passage_stems(query: str, analyzer: str = DEFAULT_ANALYZER) -> list[str]:
+    """The index terms (Snowball stems with the ``english`` analyzer) of the message's content
+    words, without repeats."""
+    return list(dict.fromkeys(t for w in passage_words(query) for t in analyze(w, analyzer)))
 
 
-def passage_score(query: str, hits: list[SearchHit], idf: dict[str, float]) -> float:
+def passage_score(
+    query: str, hits: list[SearchHit], idf: dict[str, float], analyzer: str = DEFAULT_ANALYZER
+) -> float:
     """The best passage's idf-weighted share of the message's content words (0..1), with
     ``idf`` the knowledge base's idf of `passage_stems(query)`.
 
     Words are compared as index terms (Snowball stems); two adjacent words also count as found
     when a passage holds them joined ("roll back" in a passage saying "rollback")."""
     kept = passage_words(query)
-    stems = [analyze(w) for w in kept]
+    stems = [analyze(w, analyzer) for w in kept]
     single = list(dict.fromkeys(t for terms in stems for t in terms))
     total = sum(idf.get(t, 0.0) for t in single)
     if total <= 0 or not hits:
@@ -139,11 +160,11 @@ def passage_score(query: str, hits: list[SearchHit], idf: dict[str, float]) -> f
     # joined pair -> the stems of the two words it stands in for
     pairs: dict[str, list[str]] = {}
     for i in range(len(kept) - 1):
-        for joined in analyze(kept[i] + kept[i + 1]):
+        for joined in analyze(kept[i] + kept[i + 1], analyzer):
             pairs[joined] = stems[i] + stems[i + 1]
     best = 0.0
     for hit in hits:
-        for held in passages(hit):
+        for held in passages(hit, analyzer):
             found = {t for t in single if t in held}
             for joined, parts in pairs.items():
                 if joined in held:

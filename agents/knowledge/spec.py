@@ -20,6 +20,7 @@ from agents.contract.quality import gated
 from agents.contract.spec import AgentCard, AgentGraph, AgentSpec
 from agents.contract.state import AgentInput, AgentOutput
 from agents.knowledge.answering import generate_answer, grade_response_node
+from agents.knowledge.data_answer import answer_from_documents
 from agents.knowledge.edges import (
     after_answer,
     after_document_grading,
@@ -164,4 +165,5 @@ def knowledge_agent() -> AgentSpec:
         answer_nodes=frozenset({"generate_answer"}),
         options=KnowledgeOptions,
         probe=knowledge_probe,
+        answer_from_data=answer_from_documents,
     )

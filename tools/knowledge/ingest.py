@@ -23,7 +23,7 @@ from typing import Any
 
 from langchain_core.embeddings import Embeddings
 
-from tools.knowledge.analysis import term_frequencies
+from tools.knowledge.analysis import DEFAULT_ANALYZER, term_frequencies
 from tools.knowledge.chunking import Chunk, chunk_text
 from tools.knowledge.engine import ChunkWrite, DocumentWrite, KnowledgeEngine
 from tools.knowledge.loaders import LoadedDocument
@@ -129,8 +129,10 @@ class Indexer:
         model_name: str,
         chunk_size: int,
         chunk_overlap: int,
+        analyzer: str = DEFAULT_ANALYZER,
     ) -> None:
         self.engine = engine
+        self.analyzer = analyzer
         self.embeddings = embeddings
         self.chunk_size = chunk_size
         self.chunk_overlap = chunk_overlap
@@ -227,7 +229,9 @@ class Indexer:
         for p in batch:
             chunks: list[ChunkWrite] = []
             for chunk in p.chunks:
-                terms, length = term_frequencies(lexical_text(p.doc.title, chunk.text))
+                terms, length = term_frequencies(
+                    lexical_text(p.doc.title, chunk.text), self.analyzer
+                )
                 chunks.append(
                     ChunkWrite(
                         chunk_id(p.doc_id, p.version, chunk.index), chunk.index, chunk.heading,

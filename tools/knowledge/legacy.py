@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from tools.knowledge.analysis import term_frequencies
+from tools.knowledge.analysis import LEGACY_ANALYZER, term_frequencies
 from tools.knowledge.engine import ChunkWrite, DocumentWrite, KnowledgeEngine
 from tools.knowledge.scope import SHARED
 
@@ -47,7 +47,11 @@ def _lexical_text(title: str, text: str) -> str:
 
 
 def import_legacy(
-    engine: KnowledgeEngine, data_dir: Path, *, collection: str = SHARED
+    engine: KnowledgeEngine,
+    data_dir: Path,
+    *,
+    collection: str = SHARED,
+    analyzer: str = LEGACY_ANALYZER,
 ) -> int | None:
     """Import `engine.kb` from the old layout under `data_dir` if not done yet.
 
@@ -66,7 +70,7 @@ def import_legacy(
             ).fetchone()
             if done is not None:
                 return None
-            documents, chunks = _copy(engine, folder, collection)
+            documents, chunks = _copy(engine, folder, collection, analyzer)
             lock_conn.execute(
                 "INSERT INTO knowledge.imports (kb, source, documents, chunks)"
                 " VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING",
@@ -83,7 +87,9 @@ def import_legacy(
     return documents
 
 
-def _copy(engine: KnowledgeEngine, folder: Path, collection: str) -> tuple[int, int]:
+def _copy(
+    engine: KnowledgeEngine, folder: Path, collection: str, analyzer: str = LEGACY_ANALYZER
+) -> tuple[int, int]:
     from qdrant_client import QdrantClient
 
     started = time.perf_counter()
@@ -108,7 +114,9 @@ def _copy(engine: KnowledgeEngine, folder: Path, collection: str) -> tuple[int, 
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             client.close()
-    writes = [_document(doc_id, row, by_doc.get(doc_id, [])) for doc_id, row in registry.items()]
+    writes = [
+        _document(doc_id, row, by_doc.get(doc_id, []), analyzer) for doc_id, row in registry.items()
+    ]
     writes = [w for w in writes if w.chunks]
     for i in range(0, len(writes), BATCH_DOCUMENTS):
         engine.write(collection, writes[i : i + BATCH_DOCUMENTS])
@@ -136,7 +144,9 @@ def _scroll(client: Any, collection: str, *, vectors: bool) -> list[Any]:
             return out
 
 
-def _document(doc_id: str, row: dict[str, Any], records: list[Any]) -> DocumentWrite:
+def _document(
+    doc_id: str, row: dict[str, Any], records: list[Any], analyzer: str = LEGACY_ANALYZER
+) -> DocumentWrite:
     records.sort(key=lambda r: int((r.payload or {}).get("chunk_index", 0)))
     title = str(row.get("title", ""))
     chunks: list[ChunkWrite] = []
@@ -147,7 +157,7 @@ def _document(doc_id: str, row: dict[str, Any], records: list[Any]) -> DocumentW
         if vector is None:
             continue
         text = str(payload.get("text", ""))
-        terms, length = term_frequencies(_lexical_text(title, text))
+        terms, length = term_frequencies(_lexical_text(title, text), analyzer)
         chunks.append(
             ChunkWrite(
                 str(rec.id), int(payload.get("chunk_index", 0)), payload.get("heading"),

@@ -33,9 +33,11 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 
 from tools.hybrid import check_lambda, weighted_rrf
-from tools.knowledge.analysis import analyze
+from tools.knowledge.analysis import DEFAULT_ANALYZER, analyze
 from tools.knowledge.engine import MAX_IDS, MAX_LEG_K, Hit, KnowledgeEngine
+from tools.knowledge.fusion import FusionParams, query_lambda
 from tools.knowledge.ingest import lexical_text
+from tools.knowledge.phrases import boosted, phrase_score, quoted_phrases
 from tools.knowledge.scope import SHARED, Target, public_name
 from tools.knowledge.types import SearchHit, SearchResult
 from tools.providers.embeddings import embed_matrix
@@ -62,6 +64,10 @@ class HybridRetriever:
         reranker: Callable[[], CrossEncoderReranker] | None = None,
         dense_floor: float = DENSE_FLOOR,
         dense_ceiling: float = DENSE_CEILING,
+        analyzer: str = DEFAULT_ANALYZER,
+        phrase_boost: float = 1.0,
+        phrase_slop: int = 3,
+        fusion: FusionParams | None = None,
     ) -> None:
         if dense_ceiling <= dense_floor:
             raise ValueError("dense_ceiling must be above dense_floor")
@@ -71,6 +77,10 @@ class HybridRetriever:
         self._reranker = reranker
         self.dense_floor = dense_floor
         self.dense_ceiling = dense_ceiling
+        self.analyzer = analyzer
+        self.phrase_boost = phrase_boost
+        self.phrase_slop = phrase_slop
+        self.fusion = fusion if fusion is not None else FusionParams(rrf_k=rrf_k)
 
     def _dense(
         self, target: Target, query: str, limit: int
@@ -83,8 +93,34 @@ class HybridRetriever:
 
     def _lexical(self, target: Target, query: str, limit: int) -> tuple[list[Hit], float]:
         t0 = time.perf_counter()
-        hits = self.engine.lexical(target, analyze(query), limit)
+        hits = self.engine.lexical(target, analyze(query, self.analyzer), limit)
+        phrases = self._phrases(query)
+        if phrases and hits:
+            hits = self._phrase_rescored(target.collections, hits, phrases)
         return hits, (time.perf_counter() - t0) * 1000
+
+    def _phrases(self, query: str) -> list[list[str]]:
+        """The query's quoted phrases as index terms (none when PHRASE_BOOST is 0)."""
+        return quoted_phrases(query, self.analyzer) if self.phrase_boost > 0 else []
+
+    def _phrase_rescored(
+        self, collections: Sequence[str], hits: list[Hit], phrases: list[list[str]]
+    ) -> list[Hit]:
+        """The BM25 candidates re-scored by their phrase match (`tools.knowledge.phrases`)."""
+        records = self.engine.fetch_chunks(collections, [h.chunk_id for h in hits])
+        scored: list[tuple[float, int, Hit]] = []
+        for hit in hits:
+            payload = records.get(hit.chunk_id)
+            match = 0.0
+            if payload is not None:
+                text = lexical_text(str(payload.get("title", "")), str(payload.get("text", "")))
+                match = phrase_score(phrases, analyze(text, self.analyzer), self.phrase_slop)
+            scored.append((boosted(hit.score, match, self.phrase_boost), hit.rank, hit))
+        scored.sort(key=lambda item: (-item[0], item[1]))  # ties keep the BM25 order
+        return [
+            Hit(hit.chunk_id, hit.document_id, score, rank)
+            for rank, (score, _, hit) in enumerate(scored, start=1)
+        ]
 
     async def search(
         self,
@@ -124,12 +160,10 @@ class HybridRetriever:
 
         doc_of = {h.chunk_id: h.document_id for h in dense_hits}
         doc_of.update({h.chunk_id: h.document_id for h in lexical_hits})
-        fused = weighted_rrf(
-            [h.chunk_id for h in dense_hits],
-            [h.chunk_id for h in lexical_hits],
-            lambda_mult=lam,
-            k=self.rrf_k,
-        )
+        dense_ids = [h.chunk_id for h in dense_hits]
+        lexical_ids = [h.chunk_id for h in lexical_hits]
+        asked, lam = lam, query_lambda(dense_ids, lexical_ids, lam, self.fusion)
+        fused = weighted_rrf(dense_ids, lexical_ids, lambda_mult=lam, k=self.rrf_k)
         if distinct_documents:
             best: dict[str, Any] = {}
             for item in fused:  # fused is best-first: keep each document's first chunk
@@ -167,7 +201,7 @@ class HybridRetriever:
             head.sort(key=lambda h: -(h.rerank_score or 0.0))
             timings["rerank_ms"] = (time.perf_counter() - t0) * 1000
             ordering = "cross-encoder"
-        elif score_rerank and 0.0 < lam < 1.0:
+        elif score_rerank and 0.0 < asked < 1.0:
             head.sort(key=lambda h: -(h.relevance or 0.0))  # stable: ties keep the RRF order
             ordering = "relevance"
         hits = (head + tail)[:top_k]
@@ -177,7 +211,8 @@ class HybridRetriever:
         return SearchResult(
             query=query,
             hits=hits,
-            lambda_mult=lam,
+            lambda_mult=asked,
+            query_lambda=lam if 0.0 < asked < 1.0 else None,
             fetch_k=fetch_k,
             top_k=top_k,
             reranked=ordering == "cross-encoder",
@@ -205,6 +240,7 @@ class HybridRetriever:
         # relevance has its dense part too (one round trip either way).
         records = self.engine.fetch_chunks(collections, ids, qvec)
         terms = self._query_terms(collections, query, lam)
+        phrases = self._phrases(query) if lam < 1 else []
         hits: list[SearchHit] = []
         for cand in candidates:
             payload = records.get(cand.key)
@@ -217,7 +253,7 @@ class HybridRetriever:
                 cosine = float(payload["cosine"])
             relevance: float | None = None
             if cand.key in head_ids:
-                relevance = self._relevance(lam, cosine, payload, terms)
+                relevance = self._relevance(lam, cosine, payload, terms, phrases)
             hits.append(
                 SearchHit(
                     chunk_id=cand.key,
@@ -245,13 +281,20 @@ class HybridRetriever:
     def _query_terms(self, collections: Sequence[str], query: str, lam: float) -> dict[str, float]:
         """The query's index terms with their idf over `collections` (none when the lexical
         weight is 0)."""
-        terms = set(analyze(query)) if lam < 1 else set()
+        terms = set(analyze(query, self.analyzer)) if lam < 1 else set()
         return self.engine.idf(collections, sorted(terms)) if terms else {}
 
     def _relevance(
-        self, lam: float, cosine: float | None, payload: dict[str, Any], idf: dict[str, float]
+        self,
+        lam: float,
+        cosine: float | None,
+        payload: dict[str, Any],
+        idf: dict[str, float],
+        phrases: Sequence[Sequence[str]] = (),
     ) -> float:
-        """``lam * dense_relevance + (1 - lam) * lexical_coverage`` of one chunk (step 3)."""
+        """``lam * dense_relevance + (1 - lam) * lexical_coverage`` of one chunk (step 3); with
+        quoted phrases the coverage is scaled by ``(1 + PHRASE_BOOST * match) / (1 +
+        PHRASE_BOOST)``, so a chunk holding every phrase keeps it all."""
         dense_rel = 0.0
         if cosine is not None:
             span = self.dense_ceiling - self.dense_floor
@@ -260,8 +303,12 @@ class HybridRetriever:
         total_idf = sum(idf.values())
         if total_idf > 0:
             chunk = lexical_text(str(payload.get("title", "")), str(payload.get("text", "")))
-            present = set(idf).intersection(analyze(chunk))
+            terms = analyze(chunk, self.analyzer)
+            present = set(idf).intersection(terms)
             coverage = sum(idf[t] for t in present) / total_idf
+            if phrases:
+                match = phrase_score(phrases, terms, self.phrase_slop)
+                coverage *= boosted(1.0, match, self.phrase_boost) / (1.0 + self.phrase_boost)
         return round(lam * dense_rel + (1 - lam) * coverage, 6)
 
     def relevance_of(
@@ -281,12 +328,14 @@ class HybridRetriever:
         qvec = embed_matrix(self.embeddings, [query])[0] if lam > 0 else None
         records = self.engine.fetch_chunks(collections, ids, qvec)
         terms = self._query_terms(collections, query, lam)
+        phrases = self._phrases(query) if lam < 1 else []
         return {
             key: self._relevance(
                 lam,
                 float(payload["cosine"]) if payload.get("cosine") is not None else None,
                 payload,
                 terms,
+                phrases,
             )
             for key, payload in records.items()
         }

@@ -1,7 +1,9 @@
 """The knowledge tables (schema ``knowledge``), created idempotently under an advisory lock.
 
 - ``bases``: one row per knowledge base (``kb``): the embedding model and vector size it was
-  built with (vectors of two models are not comparable, so a mismatch is an error).
+  built with (vectors of two models are not comparable, so a mismatch is an error), and the
+  lexical analyzer that built its postings (`tools.knowledge.reanalyze` rebuilds them when
+  KNOWLEDGE_ANALYZER changes).
 - ``documents``: the registry, one row per ``(kb, collection, document_id)`` with the upload's
   ``metadata`` (jsonb). It is written in the same transaction as the document's chunks and
   postings: the commit point of an ingestion.
@@ -45,6 +47,8 @@ def _ddl(dimension: int) -> list[str]:
         "CREATE TABLE IF NOT EXISTS knowledge.bases ("
         " kb text PRIMARY KEY, model text NOT NULL, dimension int NOT NULL,"
         " created_at timestamptz NOT NULL DEFAULT now())",
+        # the lexical analyzer that built the postings (NULL: before it was recorded, `english`)
+        "ALTER TABLE knowledge.bases ADD COLUMN IF NOT EXISTS analyzer text",
         "CREATE TABLE IF NOT EXISTS knowledge.documents ("
         " kb text NOT NULL, collection text NOT NULL, document_id uuid NOT NULL,"
         " title text NOT NULL, source text NOT NULL, external_id text,"

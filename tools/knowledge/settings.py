@@ -6,7 +6,7 @@ composes it.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import AliasChoices, Field, field_validator
 
@@ -67,6 +67,25 @@ class KnowledgeSettings(SettingsGroup):
         le=1000,
         description="Reciprocal Rank Fusion constant.",
     )
+    fusion_adaptive: bool = Field(
+        True,
+        description="Weight the hybrid legs per query by their cross-leg support (the share of "
+        "a leg's best hits the other leg also retrieves), so a leg matching noise counts less; "
+        "off: every query uses the asked lambda (see the README's fusion section).",
+    )
+    fusion_agreement_depth: int = Field(
+        20,
+        ge=1,
+        le=100,
+        description="Best hits of each leg whose support by the other leg is counted.",
+    )
+    fusion_agreement_gain: float = Field(
+        2.0,
+        ge=0.0,
+        le=4.0,
+        description="How far the support difference moves a query's lambda (0: not at all; "
+        "lambda stays within 0.1..0.9).",
+    )
     chunk_size: int = Field(
         1200,
         ge=100,
@@ -95,6 +114,37 @@ class KnowledgeSettings(SettingsGroup):
         validation_alias=AliasChoices("KNOWLEDGE_BASE_NAME"),
         pattern=r"^[a-z0-9][a-z0-9_-]{0,62}$",
         description="Knowledge base to use (its rows in the knowledge.* tables of the Postgres).",
+    )
+    analyzer: Literal["english", "simple"] = Field(
+        "english",
+        validation_alias=AliasChoices("KNOWLEDGE_ANALYZER"),
+        description="Lexical analyzer of the BM25 leg, the same for ingest and query: `english` "
+        "(lowercase, ASCII folding, Snowball English stemmer: 'escalate' matches 'Escalation') "
+        "or `simple` (the same without stemming). A knowledge base records the analyzer that "
+        "built its postings and rebuilds them from the stored chunks, once, when this changes.",
+    )
+    phrase_boost: float = Field(
+        1.0,
+        ge=0.0,
+        le=10.0,
+        description='Weight of a quoted phrase ("...") in the lexical leg: a candidate holding '
+        "every quoted phrase exactly scores (1 + PHRASE_BOOST) x its BM25, one holding the "
+        "phrase's words within PHRASE_SLOP extra words half that boost; 0 turns it off.",
+    )
+    phrase_slop: int = Field(
+        3,
+        ge=0,
+        le=50,
+        description="Extra words allowed inside a quoted phrase for the proximity half-boost.",
+    )
+    chat_answer_threshold: float = Field(
+        0.56,
+        ge=0.0,
+        le=1.0,
+        description="Without a chat model, the chat agent answers from the knowledge base when "
+        "the best passage's match to the message (the routing probe's score, 0..1) reaches "
+        "this; below it, it lists what the agents can do. Calibrated by bench/chat_answer.py on "
+        "the routing bench's labelled messages (see the README).",
     )
     dense_relevance_floor: float = Field(
         0.15,

@@ -43,6 +43,7 @@ from langchain_core.embeddings import Embeddings
 from tools.knowledge.analysis import analyze
 from tools.knowledge.connect import open_database
 from tools.knowledge.engine import KnowledgeEngine
+from tools.knowledge.fusion import FusionParams
 from tools.knowledge.ingest import Indexer, chunk_document, lexical_text
 from tools.knowledge.legacy import import_legacy
 from tools.knowledge.loaders import (
@@ -56,6 +57,7 @@ from tools.knowledge.loaders import (
     read_file,
     too_many_documents,
 )
+from tools.knowledge.reanalyze import reanalyze
 from tools.knowledge.retriever import HybridRetriever
 from tools.knowledge.schema import KnowledgeEngineError
 from tools.knowledge.scope import (
@@ -126,6 +128,8 @@ class KnowledgeStore:
             self._release_database()
             raise
         self._reranker = reranker
+        #: the lexical analyzer of ingest and query (KNOWLEDGE_ANALYZER)
+        self.analyzer: str = settings.knowledge.analyzer
         self.retriever = HybridRetriever(
             self.engine,
             self.embeddings,
@@ -133,6 +137,18 @@ class KnowledgeStore:
             reranker=self._get_reranker,
             dense_floor=settings.knowledge.dense_relevance_floor,
             dense_ceiling=settings.knowledge.dense_relevance_ceiling,
+            analyzer=self.analyzer,
+            phrase_boost=settings.knowledge.phrase_boost,
+            phrase_slop=settings.knowledge.phrase_slop,
+            fusion=FusionParams(
+                adaptive=settings.knowledge.fusion_adaptive,
+                agreement_depth=settings.knowledge.fusion_agreement_depth,
+                agreement_gain=settings.knowledge.fusion_agreement_gain,
+                rrf_k=settings.knowledge.rrf_k,
+                head=settings.knowledge.reranker_fetch_k,
+                dense_floor=settings.knowledge.dense_relevance_floor,
+                dense_ceiling=settings.knowledge.dense_relevance_ceiling,
+            ),
         )
         self.indexer = Indexer(
             self.engine,
@@ -140,6 +156,7 @@ class KnowledgeStore:
             model_name=model_name,
             chunk_size=settings.knowledge.chunk_size,
             chunk_overlap=settings.knowledge.chunk_overlap,
+            analyzer=self.analyzer,
         )
         self.batch_documents = (
             batch_documents
@@ -175,7 +192,8 @@ class KnowledgeStore:
         store = cls(settings, **kwargs)
         try:
             store.engine.ready()
-            import_legacy(store.engine, store.data_dir)
+            import_legacy(store.engine, store.data_dir, analyzer=store.analyzer)
+            reanalyze(store.engine, store.analyzer)
         except KnowledgeEngineError as exc:
             if require:
                 store.close_blocking()
@@ -516,7 +534,7 @@ class KnowledgeStore:
     def idf_of(self, word: str, scope: Scope = OPERATOR) -> float:
         """idf of a surface word (analyzed first) over what ``scope`` reads; 0.0 for a word no
         chunk holds. Blocking."""
-        terms = analyze(word)
+        terms = analyze(word, self.analyzer)
         if not terms:
             return 0.0
         collections = self.readable(scope)

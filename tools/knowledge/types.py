@@ -238,12 +238,16 @@ class SearchResult:
     reranked: bool
     ordering: str = "rrf"
     timings_ms: dict[str, float] = field(default_factory=dict)
+    query_lambda: float | None = None
+    """The dense weight this query was fused with (`tools.knowledge.fusion`: ``lambda_mult``
+    moved towards the leg whose best hits the other leg supports); None: not fused."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict."""
         return {
             "query": self.query,
             "lambda_mult": self.lambda_mult,
+            "query_lambda": self.query_lambda,
             "fetch_k": self.fetch_k,
             "top_k": self.top_k,
             "reranked": self.reranked,
