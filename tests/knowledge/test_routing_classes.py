@@ -1,7 +1,9 @@
 """The routing classes of issue 28, through the real router (the shipped agents, no model) over a
 real knowledge base and the user's own meals: a short question answered by one sentence of a
 long section, morphology, weak keywords against the agents' data, a strong similarity against a
-marginal data match, and small talk about work.
+marginal data match, small talk about work and feelings, code written inline or Python named
+with what to write (the coding agent's probe), a span of clock time (the event agent's) and
+personal logging phrasing.
 
 The handbook and the messages are written for these tests (not the issue's examples nor the
 frozen set's messages)."""
@@ -15,8 +17,10 @@ import pytest
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
+from agents.coding.probe import ABOUT, CODE, code_evidence
 from agents.contract.state import RouteDecision
 from agents.knowledge.probe import passage_score, passage_stems
+from agents.personal.evidence import time_span
 from config import Settings
 from graph.nodes import RouterCache
 from graph.routing import Router
@@ -190,3 +194,62 @@ async def test_small_talk_about_work_is_conversation_not_a_task(route: Route) ->
     # it names deadlines and work, and resembles the task agent's examples most of all agents
     chosen = await route("so many deadlines at work this month, I'm exhausted")
     assert chosen["agent"] == "chat" and chosen["reason"].startswith("small talk"), chosen
+
+
+def test_code_evidence_reads_code_in_prose_and_python_named_with_an_artefact() -> None:
+    # code written inline, not pasted as a block and with no two coding keywords
+    assert code_evidence("why is ' '.join(parts) faster than concatenating?") == CODE
+    assert code_evidence("explain this: {n: n * n for n in nums}") == CODE
+    assert code_evidence("is `counter -= 1` the same as counter = counter - 1 // ok?") == CODE
+    # Python misspelt, with what to write
+    assert code_evidence("pythno script to rename every file in a folder") == ABOUT
+    # prose with dots, parentheses or clock times is no code; a question about tests is the
+    # test-analysis agent's
+    for prose in (
+        "see example.com for the details",
+        "Mr. Smith (our CFO) signs it off",
+        "my 1:1 is at 10:30, is that fine?",
+        "is a loop over cases in a test a smell?",
+    ):
+        assert code_evidence(prose) is None, prose
+
+
+def test_a_span_of_clock_time_is_an_events_and_a_count_is_not() -> None:
+    assert time_span("block 9:30-10:15 for the design review")
+    assert time_span("dentist next Friday from 8 to 9am")
+    assert not time_span("scale the pool from 2 to 3 workers")
+    assert not time_span("remind me at 5pm to water the plants")
+
+
+async def test_code_inline_in_a_question_is_the_coding_agents(route: Route) -> None:
+    for message in (
+        "what does sorted(items, key=lambda p: p.price) return for ties?",
+        "pythno script to rename every file in a folder",
+    ):
+        chosen = await route(message)
+        assert (chosen["agent"], chosen["method"]) == ("coding", "data"), (message, chosen)
+
+
+async def test_a_request_with_a_span_of_clock_time_is_the_calendars(route: Route) -> None:
+    # it reads like a to-do ("set up a call"), and the user has no events stored yet
+    chosen = await route("set up a call with the landlord on the 14th, 16:00-16:45")
+    assert chosen["agent"] == "event", chosen
+
+
+async def test_logging_what_one_ate_or_drank_is_the_food_logs(route: Route) -> None:
+    # personal logging phrasing with an amount, no meal word the food log holds
+    for message in (
+        "jot down a turkey sandwich I had at noon, around 450 kcal",
+        "track the recovery drink after my swim, 20 g of protein",
+    ):
+        chosen = await route(message)
+        assert chosen["agent"] == "food", (message, chosen)
+
+
+async def test_small_talk_about_feelings_at_work_is_conversation(route: Route) -> None:
+    for message in (
+        "this sprint is wearing me out, how do people cope?",
+        "I feel a bit low after the team meeting today",
+    ):
+        chosen = await route(message)
+        assert chosen["agent"] == "chat", (message, chosen)
