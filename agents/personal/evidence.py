@@ -5,11 +5,11 @@ fat") is what a food log records and nothing else here does: "log a protein shak
 workout, 30g protein" names no meal the user has logged before and reached the default agent
 (issue 28). The food agent's data probe scores it `AMOUNT`.
 
-Time spans. An event has a start and an end; a task has a due time and a meal a moment. So
-a message that gives a span of clock time ("from 3 to 4pm", "10-11am", "14:00–15:30") is about
-a calendar entry, even when the user's tasks hold a similar title ("call the plumber") and the words read
-like a to-do ("add a call with ..."): issue 28 saw such requests routed to the task agent.
-The event agent's data probe scores it `SPAN` (at ROUTE_DATA_OVERRIDE's default, so two
+Time spans. An event has a start and an end; a task has a due time and a meal a moment. So a
+message that gives a span of clock time ("from 3 to 4pm", "10-11am", "14:00–15:30") is about a
+calendar entry, even when the user's tasks hold a similar title ("call the plumber") and the
+words read like a to-do ("add a call with ..."): issue 28 saw such requests routed to the task
+agent. The event agent's data probe scores it `SPAN` (at ROUTE_DATA_OVERRIDE's default, so two
 incidental keywords of another agent yield to it), with no I/O.
 """
 
