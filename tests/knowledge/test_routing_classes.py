@@ -2,8 +2,9 @@
 real knowledge base and the user's own meals: a short question answered by one sentence of a
 long section, morphology, weak keywords against the agents' data, a strong similarity against a
 marginal data match, small talk about work and feelings, code written inline or Python named
-with what to write (the coding agent's probe), a span of clock time (the event agent's) and
-personal logging phrasing.
+with what to write (the coding agent's probe), a span of clock time (the event agent's),
+personal logging phrasing, one measure of the dataset with an analysis of it (the analytics
+agent's probe) and commands that share the handbook's words (not the knowledge agent's).
 
 The handbook and the messages are written for these tests (not the issue's examples nor the
 frozen set's messages)."""
@@ -17,9 +18,10 @@ import pytest
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
+from agents.analytics.probe import ANALYSIS, analysis_evidence
 from agents.coding.probe import ABOUT, CODE, code_evidence
 from agents.contract.state import RouteDecision
-from agents.knowledge.probe import passage_score, passage_stems
+from agents.knowledge.probe import is_command, passage_score, passage_stems
 from agents.personal.evidence import time_span
 from config import Settings
 from graph.nodes import RouterCache
@@ -253,3 +255,38 @@ async def test_small_talk_about_feelings_at_work_is_conversation(route: Route) -
     ):
         chosen = await route(message)
         assert chosen["agent"] == "chat", (message, chosen)
+
+
+def test_analysis_evidence_needs_a_measure_of_the_dataset_and_an_operation_on_it() -> None:
+    measures = ("defect rate", "plant", "revenue")
+    assert analysis_evidence("which plant had the highest defect rate in spring?", measures)
+    assert analysis_evidence("break down revenue for me", measures) == ANALYSIS
+    # an operation on something else, a measure without an operation, code over the data
+    assert analysis_evidence("what share of my week goes to meetings?", measures) is None
+    assert analysis_evidence("our plant on the balcony needs water", measures) is None
+    assert analysis_evidence("a pandas function for revenue by month", measures) is None
+
+
+async def test_one_measure_and_an_analysis_of_it_is_the_analytics_agents(route: Route) -> None:
+    chosen = await route("break down the revenue for me")
+    assert (chosen["agent"], chosen["method"]) == ("analytics", "data"), chosen
+
+
+def test_a_command_to_create_or_change_an_item_is_not_a_question_to_the_documents() -> None:
+    assert is_command("remind me to reread the complaints section before Monday")
+    assert is_command("please reschedule the supervisor sync to 10:00")
+    assert is_command("can you check off 'renew the badge'")
+    assert not is_command("remind me what a late-delivery voucher is worth")
+    assert not is_command("how do I book a hotel for an on-site visit?")
+
+
+async def test_a_personal_request_sharing_handbook_words_is_the_personal_agents(
+    route: Route,
+) -> None:
+    # "complaint", "escalation" are the handbook's words; the message asks to keep a to-do,
+    # which the knowledge agent cannot (its data matched 0.55 before: knowledge by data); with
+    # no task keyword or stored task like it, the default agent asks what to do
+    chosen = await route("put rereading the complaint escalation rules on my list for Monday")
+    assert chosen["agent"] != "knowledge", chosen
+    chosen = await route("remind me to reread the complaints escalation rules for supervisors")
+    assert chosen["agent"] == "task", chosen
