@@ -4,7 +4,7 @@ like the classes named in the issue, not taken from any judged suite)."""
 
 from __future__ import annotations
 
-from tests.test_analysis.support import DEFAULT, STRICT, lines_of
+from tests.test_analysis.support import DEFAULT, STRICT, lines_of, run_rules
 
 # --------------------------------------------------------------------------- redundant print
 
@@ -188,3 +188,17 @@ MIXED_BEHAVIOURS = "\n".join(
 def test_a_long_test_mixing_several_behaviours_is_kept() -> None:
     # 64 statements, 48 of them doing something besides checking: splitting it helps
     assert lines_of(MIXED_BEHAVIOURS, "verbose-test", config=DEFAULT) == [1]
+
+
+RAISE_AND_EXPECTATION = """
+    def test_accumulate_totals():
+        totals = list(accumulate([5, 7, 9]))
+        if totals[-1] != 21:
+            raise AssertionError(totals)
+        assert totals == [5, 12, 21]
+"""
+
+
+def test_numbers_are_counted_over_every_kind_of_assertion() -> None:
+    # a raise AssertionError next to plain asserts (a rule bug skipped the whole test)
+    run_rules(RAISE_AND_EXPECTATION, config=DEFAULT)

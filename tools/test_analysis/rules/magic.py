@@ -275,6 +275,8 @@ def _compared(facts: TestFacts) -> dict[Any, int]:
     expected value in several assertions explains nothing, only its use elsewhere does."""
     counts: dict[Any, int] = {}
     for a in facts.assertions:
+        if a.kind in ("local", "raise", "framework", "pytest") or a.guard:
+            continue  # the assertions check_magic reads (see check_assertion_rules)
         for operand in _operands(a, frozenset()):
             for _, value in _numbers(operand, frozenset()):
                 counts[value] = counts.get(value, 0) + 1
