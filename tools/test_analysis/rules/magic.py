@@ -204,8 +204,8 @@ def _test_numbers(em: Emitter, facts: TestFacts) -> dict[Any, int]:
     # what is left is each number's use outside the assertions' compared values: the input
     # the test wrote, or arithmetic of its numbers (issue 28: 3735928559 asserted three times
     # was "explained" by its own repetition)
-    for v, n in _compared(facts).items():
-        counts[v] = counts.get(v, 0) - n
+    for v, times in _compared(facts).items():
+        counts[v] = counts.get(v, 0) - times
     facts.numbers = counts
     return counts
 
