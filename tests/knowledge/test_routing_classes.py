@@ -290,3 +290,13 @@ async def test_a_personal_request_sharing_handbook_words_is_the_personal_agents(
     assert chosen["agent"] != "knowledge", chosen
     chosen = await route("remind me to reread the complaints escalation rules for supervisors")
     assert chosen["agent"] == "task", chosen
+
+
+async def test_a_question_about_the_assistant_itself_is_the_default_agents(route: Route) -> None:
+    # it names a domain ("food diary", "meetings"), and resembles that agent's examples
+    for message in (
+        "which of your tools takes care of my food diary?",
+        "what else can you do besides booking meetings?",
+    ):
+        chosen = await route(message)
+        assert chosen["agent"] == "chat", (message, chosen)
