@@ -26,7 +26,8 @@ Evidence weighed across tiers (issue 28), each knob calibrated on calibration sp
 - small talk is a class of its own: prototypes of chat about how one feels, work, the weekend
   (`SMALL_TALK`), embedded like an agent's examples; when the message is at least as close to
   them than to any agent (by ROUTE_SMALLTALK_LEAD), the default agent answers, so "I just
-  finished a big project at work" is conversation, not a task.
+  finished a big project at work" is conversation, not a task; so is a question about the
+  assistant itself (`ABOUT_ASSISTANT`: "which of your agents handles my calendar?").
 
 Why the data tier sits before similarity and the LLM: it is the only evidence of what the
 user's own data holds. Descriptions and examples are generic ("answers questions from your
@@ -85,6 +86,17 @@ SMALL_TALK = (
     "How do I deal with a stressful job?",
     "I had a rough morning, nothing went right.",
     "My weekend was great, we went hiking.",
+)
+
+
+#: A question about the assistant itself ("which of your agents can help with my calendar?",
+#: "what else can you do?"): the default agent answers it, however close the domain word it
+#: names ("calendar") brings it to that agent's examples.
+ABOUT_ASSISTANT = re.compile(
+    r"\b(?:which|what)\s+(?:of\s+)?(?:your|the)\s+(?:agents?|assistants?|tools|skills|features|"
+    r"capabilities)\b|\bwhat\s+(?:else\s+)?can\s+you\s+(?:do|help)\b|"
+    r"\bwhat\s+are\s+you\s+(?:able|capable)\b|\bhow\s+can\s+you\s+help\b|\bwho\s+are\s+you\b",
+    re.IGNORECASE,
 )
 
 
@@ -283,6 +295,11 @@ class Router:
         second = ranked[1][1] if len(ranked) > 1 else 0.0
         small = self.smalltalk_similarity(text)
         default = self.registry.default
+        if best != default and ABOUT_ASSISTANT.search(text):
+            return decision(
+                [default], "semantic", score, f"a question about the assistant (closest agent "
+                f"{best} {score:.2f})",
+            )  # fmt: skip
         if small is not None and best != default and small >= score + self.evidence.smalltalk_lead:
             return decision(
                 [default], "semantic", small,

@@ -41,6 +41,7 @@ from agents.analytics.nodes import (
     prepare_question,
     publish_answer,
 )
+from agents.analytics.probe import analysis_evidence
 from agents.analytics.react import NAME, build_analytics_agent
 from agents.contract.context import AgentServices
 from agents.contract.quality import gated
@@ -142,6 +143,7 @@ def analytics_agent() -> AgentSpec:
         examples=EXAMPLES,
         build=build,
         answer_nodes=frozenset({MODEL_NODE}),
+        probe=asks_for_analysis,
     )
 
 
@@ -195,6 +197,12 @@ KEYWORDS = (
     "segment",
     "selling",
 )
+
+
+async def asks_for_analysis(message: str, services: AgentServices, owner: str) -> float | None:
+    """The router's data tier: a message naming one of the dataset's measures and asking for
+    an analysis of it (`agents.analytics.probe`)."""
+    return analysis_evidence(message, KEYWORDS + vocabulary())
 
 
 def vocabulary() -> tuple[str, ...]:

@@ -37,6 +37,7 @@ from pydantic import ValidationError
 from agents.coding.attempts import result_of
 from agents.coding.middleware import clamp_iterations
 from agents.coding.pasted import review_pasted
+from agents.coding.probe import holds_code
 from agents.coding.react import build_coding_agent, recursion_limit_for
 from agents.coding.render import render_result
 from agents.coding.requests import CodingOptions, GenerateRequest
@@ -271,7 +272,8 @@ def build(peers: Sequence[AgentCard], services: AgentServices) -> AgentGraph:
 
 def coding_agent() -> AgentSpec:
     """The coding agent's registration: routed to by "write a function that ...", pasted code
-    and tracebacks; the ReAct loop's model tokens stream as the answer."""
+    and tracebacks (keywords), code inline in a message or Python named with what to write
+    (its data probe); the ReAct loop's model tokens stream as the answer."""
     return AgentSpec(
         name=NAME,
         description=DESCRIPTION,
@@ -280,4 +282,5 @@ def coding_agent() -> AgentSpec:
         build=build,
         answer_nodes=frozenset({"model"}),
         options=CodingOptions,
+        probe=holds_code,
     )

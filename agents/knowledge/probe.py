@@ -20,8 +20,15 @@ a message about something else ("cancel my haircut") keeps a low share. The prob
 the better of the chunk's relevance and the best passage's share scaled by
 ROUTE_PASSAGE_WEIGHT (lexical evidence alone is worth less than both legs together).
 
-Skipped (None) when the message has no words to search for, the knowledge base is empty, or
-it cannot be opened or is not open in this process.
+Commands (issue 28): the knowledge agent reads documents and changes nothing, so a message
+that opens with a command to create or change an item ("remind me to read the canary policy",
+"reschedule the team lunch", "book the Tejo room for Friday") is not a question to the
+documents, however many handbook words it shares: the probe skips it (`is_command`), and the
+agents that keep such items (their keywords, data and examples) decide. "Remind me what the
+hotel cap is" asks a question and is searched.
+
+Skipped (None) when the message has no words to search for, is a command, the knowledge base
+is empty, or it cannot be opened or is not open in this process.
 """
 
 from __future__ import annotations
@@ -76,7 +83,7 @@ async def knowledge_probe(message: str, services: AgentServices, owner: str) -> 
 async def probe(message: str, services: AgentServices, owner: str) -> ProbeResult | None:
     """`knowledge_probe` with the hits it read (for an answer from them)."""
     query = probe_query(message)
-    if not content_terms(query):
+    if not content_terms(query) or is_command(query):
         return None
     scope = Scope(owner=owner)
     try:
@@ -105,6 +112,24 @@ async def probe(message: str, services: AgentServices, owner: str) -> ProbeResul
     passage = passage_score(query, result.hits, idf, analyzer)
     score = max(max(scores), settings.routing.passage_weight * passage)
     return ProbeResult(score=score, query=query, hits=list(result.hits))
+
+
+#: A message that opens (after "please" or "can you") with a verb that creates or changes an
+#: item: a task, an event, a meal. "remind me" followed by a question word asks a question.
+_COMMAND = re.compile(
+    r"^\s*(?:(?:please|pls|hey|ok|okay)[,\s]+)?(?:(?:can|could|would)\s+you\s+(?:please\s+)?)?"
+    r"(?:remind\s+me(?!\s+(?:what|how|when|who|where|why|which|whether|if)\b)|add|schedule|"
+    r"reschedule|book|create|put|move|cancel|delete|remove|mark|tick|log|track|set\s+up|block|"
+    r"rename|postpone|push|note\s+down|jot|check\s+off|cross\s+off|todo\s*:|to-do\s*:|"
+    r"new\s+(?:task|event|todo))\b",
+    re.IGNORECASE,
+)
+
+
+def is_command(message: str) -> bool:
+    """Whether ``message`` opens with a command to create or change an item (see the
+    module docstring)."""
+    return _COMMAND.search(message) is not None
 
 
 #: Words that frame a question about a term rather than name its subject ("what does DRI

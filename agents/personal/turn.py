@@ -38,6 +38,7 @@ from agents.contract.quality import gated
 from agents.contract.spec import AgentCard, AgentGraph, AgentSpec
 from agents.contract.state import AgentAnswer, AgentInput, AgentOutput, AgentState
 from agents.personal.context import DOMAINS, HandoffDecision, PersonalAgentResult, PersonalContext
+from agents.personal.evidence import AMOUNT, SPAN, nutrient_amount, time_span
 from agents.personal.kit import AgentDefinition, PersonalAgent
 from agents.personal.tools import handoff_subject
 from tools.operations import EngineNotOpen
@@ -246,15 +247,23 @@ def make_build(definition: AgentDefinition) -> Any:
 def make_probe(name: str) -> Any:
     """The router's data tier for a personal agent: how close the owner's own nearest item
     is to the message (cosine, 0..1); None without the store, without semantic search (no
-    pgvector) or without items."""
+    pgvector) or without items. The event and food agents' also read the message's own wording: a
+    span of clock time is an event's, an amount of a nutrient a meal's
+    (`agents.personal.evidence`), with or without stored items."""
     kind = KINDS[name]
 
     async def probe(message: str, services: AgentServices, owner: str) -> float | None:
+        worded = None
+        if kind == "event" and time_span(message):
+            worded = SPAN
+        elif kind == "meal" and nutrient_amount(message):
+            worded = AMOUNT
         service = _optional(services, PersonalService)
         if service is None or service.semantic_search_off:
-            return None
+            return worded
         hits = await service.search(owner, kind, message, limit=1)
-        return float(hits[0].score) if hits else None
+        stored = float(hits[0].score) if hits else None
+        return max((s for s in (stored, worded) if s is not None), default=None)
 
     return probe
 

@@ -1,7 +1,10 @@
 """The routing classes of issue 28, through the real router (the shipped agents, no model) over a
 real knowledge base and the user's own meals: a short question answered by one sentence of a
 long section, morphology, weak keywords against the agents' data, a strong similarity against a
-marginal data match, and small talk about work.
+marginal data match, small talk about work and feelings, code written inline or Python named
+with what to write (the coding agent's probe), a span of clock time (the event agent's),
+personal logging phrasing, one measure of the dataset with an analysis of it (the analytics
+agent's probe) and commands that share the handbook's words (not the knowledge agent's).
 
 The handbook and the messages are written for these tests (not the issue's examples nor the
 frozen set's messages)."""
@@ -15,8 +18,11 @@ import pytest
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
+from agents.analytics.probe import ANALYSIS, analysis_evidence
+from agents.coding.probe import ABOUT, CODE, code_evidence
 from agents.contract.state import RouteDecision
-from agents.knowledge.probe import passage_score, passage_stems
+from agents.knowledge.probe import is_command, passage_score, passage_stems
+from agents.personal.evidence import time_span
 from config import Settings
 from graph.nodes import RouterCache
 from graph.routing import Router
@@ -190,3 +196,107 @@ async def test_small_talk_about_work_is_conversation_not_a_task(route: Route) ->
     # it names deadlines and work, and resembles the task agent's examples most of all agents
     chosen = await route("so many deadlines at work this month, I'm exhausted")
     assert chosen["agent"] == "chat" and chosen["reason"].startswith("small talk"), chosen
+
+
+def test_code_evidence_reads_code_in_prose_and_python_named_with_an_artefact() -> None:
+    # code written inline, not pasted as a block and with no two coding keywords
+    assert code_evidence("why is ' '.join(parts) faster than concatenating?") == CODE
+    assert code_evidence("explain this: {n: n * n for n in nums}") == CODE
+    assert code_evidence("is `counter -= 1` the same as counter = counter - 1 // ok?") == CODE
+    # Python misspelt, with what to write
+    assert code_evidence("pythno script to rename every file in a folder") == ABOUT
+    # prose with dots, parentheses or clock times is no code; a question about tests is the
+    # test-analysis agent's
+    for prose in (
+        "see example.com for the details",
+        "Mr. Smith (our CFO) signs it off",
+        "my 1:1 is at 10:30, is that fine?",
+        "is a loop over cases in a test a smell?",
+    ):
+        assert code_evidence(prose) is None, prose
+
+
+def test_a_span_of_clock_time_is_an_events_and_a_count_is_not() -> None:
+    assert time_span("block 9:30-10:15 for the design review")
+    assert time_span("dentist next Friday from 8 to 9am")
+    assert not time_span("scale the pool from 2 to 3 workers")
+    assert not time_span("remind me at 5pm to water the plants")
+
+
+async def test_code_inline_in_a_question_is_the_coding_agents(route: Route) -> None:
+    for message in (
+        "what does sorted(items, key=lambda p: p.price) return for ties?",
+        "pythno script to rename every file in a folder",
+    ):
+        chosen = await route(message)
+        assert (chosen["agent"], chosen["method"]) == ("coding", "data"), (message, chosen)
+
+
+async def test_a_request_with_a_span_of_clock_time_is_the_calendars(route: Route) -> None:
+    # it reads like a to-do ("set up a call"), and the user has no events stored yet
+    chosen = await route("set up a call with the landlord on the 14th, 16:00-16:45")
+    assert chosen["agent"] == "event", chosen
+
+
+async def test_logging_what_one_ate_or_drank_is_the_food_logs(route: Route) -> None:
+    # personal logging phrasing with an amount, no meal word the food log holds
+    for message in (
+        "jot down a turkey sandwich I had at noon, around 450 kcal",
+        "track the recovery drink after my swim, 20 g of protein",
+    ):
+        chosen = await route(message)
+        assert chosen["agent"] == "food", (message, chosen)
+
+
+async def test_small_talk_about_feelings_at_work_is_conversation(route: Route) -> None:
+    for message in (
+        "this sprint is wearing me out, how do people cope?",
+        "I feel a bit low after the team meeting today",
+    ):
+        chosen = await route(message)
+        assert chosen["agent"] == "chat", (message, chosen)
+
+
+def test_analysis_evidence_needs_a_measure_of_the_dataset_and_an_operation_on_it() -> None:
+    measures = ("defect rate", "plant", "revenue")
+    assert analysis_evidence("which plant had the highest defect rate in spring?", measures)
+    assert analysis_evidence("break down revenue for me", measures) == ANALYSIS
+    # an operation on something else, a measure without an operation, code over the data
+    assert analysis_evidence("what share of my week goes to meetings?", measures) is None
+    assert analysis_evidence("our plant on the balcony needs water", measures) is None
+    assert analysis_evidence("a pandas function for revenue by month", measures) is None
+
+
+async def test_one_measure_and_an_analysis_of_it_is_the_analytics_agents(route: Route) -> None:
+    chosen = await route("break down the revenue for me")
+    assert (chosen["agent"], chosen["method"]) == ("analytics", "data"), chosen
+
+
+def test_a_command_to_create_or_change_an_item_is_not_a_question_to_the_documents() -> None:
+    assert is_command("remind me to reread the complaints section before Monday")
+    assert is_command("please reschedule the supervisor sync to 10:00")
+    assert is_command("can you check off 'renew the badge'")
+    assert not is_command("remind me what a late-delivery voucher is worth")
+    assert not is_command("how do I book a hotel for an on-site visit?")
+
+
+async def test_a_personal_request_sharing_handbook_words_is_the_personal_agents(
+    route: Route,
+) -> None:
+    # "complaint", "escalation" are the handbook's words; the message asks to keep a to-do,
+    # which the knowledge agent cannot (its data matched 0.55 before: knowledge by data); with
+    # no task keyword or stored task like it, the default agent asks what to do
+    chosen = await route("put rereading the complaint escalation rules on my list for Monday")
+    assert chosen["agent"] != "knowledge", chosen
+    chosen = await route("remind me to reread the complaints escalation rules for supervisors")
+    assert chosen["agent"] == "task", chosen
+
+
+async def test_a_question_about_the_assistant_itself_is_the_default_agents(route: Route) -> None:
+    # it names a domain ("food diary", "meetings"), and resembles that agent's examples
+    for message in (
+        "which of your tools takes care of my food diary?",
+        "what else can you do besides booking meetings?",
+    ):
+        chosen = await route(message)
+        assert chosen["agent"] == "chat", (message, chosen)

@@ -124,13 +124,17 @@ def check_unknown_test(em: Emitter, facts: TestFacts, teardown_asserts: bool = F
         return
     test = facts.test
     unread = sorted(n for n in facts.assigned - facts.loaded if not n.startswith("_"))
-    if not em.rc.strict and not unread:
-        # default: a test that only calls (``Option(default=x)``, ``import mod``, ``hash(t)``)
-        # checks that nothing raises, on purpose in mature suites; one that computes a value
-        # and never reads it has clearly lost its assertion
+    changed = unobserved_change(test.node)
+    if not em.rc.strict and not unread and changed is None:
+        # default: a test that only calls (``Option(default=x)``, ``import mod``, ``hash(t)``,
+        # ``validator.validate(x)``) checks that nothing raises, on purpose in mature suites;
+        # one that computes a value and never reads it, or ends by changing an object it
+        # built and never looks at it (``doc.append(...)``), has clearly lost its assertion
         return
     confidence = 0.7 if facts.helperish_calls else 0.9
     computed = f" (it computes {join_names(unread, 3)} but never checks it)" if unread else ""
+    if changed is not None and not unread:
+        computed = f" (it ends by calling {changed} and never checks what that did)"
     em.emit(
         "unknown-test",
         test.line,
@@ -139,6 +143,39 @@ def check_unknown_test(em: Emitter, facts: TestFacts, teardown_asserts: bool = F
         confidence=confidence,
         context={"test": test.name},
     )
+
+
+#: Methods that change their object (or write it out): a test that ends with one and never
+#: reads the object again acts without observing what it did.
+_MUTATORS = frozenset(
+    "append extend insert add update remove discard pop clear setdefault write writelines put "
+    "push delete save sort reverse move rename register".split()
+)
+
+
+def unobserved_change(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
+    """``name.method()`` when the test's last statement changes a local it assigned from a
+    call (``doc = parse(...)`` ... ``doc.append(...)``) with a mutating method (append, add,
+    update, remove, write, ...); None otherwise."""
+    body = [s for s in node.body if not (type(s) is ast.Expr and type(s.value) is ast.Constant)]
+    if not body:
+        return None
+    last = body[-1]
+    if not (type(last) is ast.Expr and type(last.value) is ast.Call):
+        return None
+    func = last.value.func
+    if not (type(func) is ast.Attribute and type(func.value) is ast.Name):
+        return None
+    method, target = func.attr, func.value.id
+    if method not in _MUTATORS and not method.startswith(("add_", "set_", "remove_")):
+        return None
+    built = any(
+        type(s) is ast.Assign
+        and type(s.value) is ast.Call
+        and any(type(t) is ast.Name and t.id == target for t in s.targets)
+        for s in body[:-1]
+    )
+    return f"{target}.{method}()" if built else None
 
 
 _NO_RAISE = re.compile(

@@ -205,10 +205,11 @@ def check_conditional_logic(em: Emitter, facts: TestFacts) -> None:
                     continue  # pytest shows the failing case's values
                 if not strict and not _target_used(loop):
                     continue  # `for _ in range(5)`: a repetition, not a table of cases
-                if not strict and _compares_with_target(loop, facts):
-                    # assertEqual(actual, expected) against the row's own expected value:
-                    # the failure prints the case (judged noise in the older rounds, even
-                    # when the loop is the whole test)
+                if not strict and not cases and _compares_with_target(loop, facts):
+                    # assertEqual(actual, expected) against the row's own expected value, in
+                    # a loop that is a detail of a larger test: the failure prints the case.
+                    # A test that is only that loop is a table of cases (issue 28: kept,
+                    # parametrize / subTest runs every case and names the failing one)
                     continue
                 message = (
                     f"An assertion inside a {construct} over a fixed table checks every case "

@@ -4,7 +4,8 @@ strict: every try/except with handlers and every raise in the test body. default
 whose fix is clear: handlers that only pass, assert or fail (``pytest.raises``/
 ``assertRaises`` says it better). Not reported there: optional-dependency guards
 (``except ImportError``), ``try``/``except``/``else`` guards whose else holds the check,
-handlers that do real work, ``except E: self.fail(...)`` (a chosen message), and
+handlers that do real work, ``except E: self.fail(f"... {case}")`` (a message showing
+values the traceback would not; a fixed text is reported), and
 ``raise AssertionError`` (an assertion). Where strict reports those, the fix is a skip or
 dropping the try, never ``assertRaises``, which would invert the test.
 """
@@ -257,13 +258,33 @@ def _expects_exception(node: ast.AST) -> bool:
 
 
 def _chosen_message(node: ast.AST) -> bool:
-    """A handler fails with a message of its own (text written for the failure), not just
-    the caught exception or nothing: dropping the try would lose that message."""
+    """A handler fails with a message that shows values the traceback would not (an f-string,
+    ``%`` or ``.format`` of names other than the caught exception, e.g. the case that failed):
+    dropping the try would lose them. A fixed text ("parse raised") says less than the
+    exception's own traceback, so the try/except is the smell (issue 28)."""
     for handler in node.handlers:  # type: ignore[attr-defined]
+        caught = {handler.name} if handler.name else set()
         for n in (x for s in handler.body for x in ast.walk(s)):
-            if type(n) is ast.JoinedStr or (type(n) is ast.Constant and isinstance(n.value, str)):
+            shown: list[ast.AST] = []
+            if type(n) is ast.JoinedStr:
+                shown = [v.value for v in n.values if type(v) is ast.FormattedValue]
+            elif type(n) is ast.BinOp and type(n.op) is ast.Mod and _is_text(n.left):
+                shown = [n.right]
+            elif (
+                type(n) is ast.Call
+                and type(n.func) is ast.Attribute
+                and n.func.attr == "format"
+                and _is_text(n.func.value)
+            ):
+                shown = [*n.args, *(k.value for k in n.keywords)]
+            names = {x.id for v in shown for x in ast.walk(v) if type(x) is ast.Name}
+            if names - caught:
                 return True
     return False
+
+
+def _is_text(node: ast.AST) -> bool:
+    return type(node) is ast.Constant and isinstance(node.value, str)
 
 
 def _only_skips(node: ast.AST) -> bool:

@@ -7,12 +7,15 @@ default: only numbers the test does not explain. Not reported there:
 - HTTP status codes compared with a status (``assert rv.status_code == 404``): the code is
   the standard's name for itself (strict still reports them, and the fix names the
   :class:`http.HTTPStatus` member, never ``EXPECTED_VALUE = 302``);
-- values the test itself wrote down elsewhere (``make(n=1234)`` ... ``== 1234``), including
+- values the test itself wrote down elsewhere than in the assertions' compared values
+  (``make(n=1234)`` ... ``== 1234``; an expected value repeated in several assertions is
+  still unexplained), including
   in strings (``"q=0.5"``), as a string's length, or as the arithmetic of its other numbers
   (two of them, or three in a test with few numbers, or a running sum/product);
 - sentinels: 42 and friends, well-known ports, seconds per minute/hour/day, powers of two
   (and one less), round numbers, repeated or counting digits (1111, 1234), years, and
-  one-decimal floats, and complex literals.
+  one-decimal floats, and complex literals; a hex sentinel only when written in hex
+  (``3735928559`` hides ``0xDEADBEEF``).
 
 The fix replaces the number by a constant named after what it is compared with
 (``len(rows) == 17`` -> ``EXPECTED_ROWS_COUNT``), printed from the AST so it parses.
@@ -36,6 +39,8 @@ from tools.test_analysis.rules.fixes import (
 
 __all__ = ["check_magic"]
 
+#: Sentinels that explain themselves only in hex: 3735928559 is 0xDEADBEEF to no reader.
+_HEX_SENTINELS = frozenset({0xDEADBEEF, 0xCAFEBABE, 0xFEEDFACE})
 _SENTINELS = frozenset(
     {42, 1337, 31337, 0xDEADBEEF, 0xCAFEBABE, 0xFEEDFACE, 12345678}
     | {21, 22, 25, 53, 80, 443, 8000, 8080, 8443}  # well-known ports
@@ -196,6 +201,11 @@ def _test_numbers(em: Emitter, facts: TestFacts) -> dict[Any, int]:
         derived.update(r for r in (total, product) if r != v)
     for v in derived:
         counts[v] = counts.get(v, 0) + 1  # explained: as if written once more
+    # what is left is each number's use outside the assertions' compared values: the input
+    # the test wrote, or arithmetic of its numbers (issue 28: 3735928559 asserted three times
+    # was "explained" by its own repetition)
+    for v, times in _compared(facts).items():
+        counts[v] = counts.get(v, 0) - times
     facts.numbers = counts
     return counts
 
@@ -221,8 +231,8 @@ def check_magic(em: Emitter, a: Assertion, facts: TestFacts) -> None:
             (node, value, actual)
             for node, value, actual in hits
             if not (http_status(value) is not None and _status_compare(actual, operands))
-            and not is_sentinel(value)
-            and counts.get(value, 0) < 2
+            and not (is_sentinel(value) and _written_as_meant(em, node, value))
+            and counts.get(value, 0) < 1
         ]
         if not hits:
             return
@@ -251,6 +261,26 @@ def check_magic(em: Emitter, a: Assertion, facts: TestFacts) -> None:
             "fixed": fixed,
         },
     )
+
+
+def _written_as_meant(em: Emitter, node: ast.AST, value: Any) -> bool:
+    """A sentinel written in the form that shows it (0xDEADBEEF in hex, not 3735928559)."""
+    if abs(value) not in _HEX_SENTINELS:
+        return True
+    return segment(em.parsed, node).lstrip("-( ").lower().startswith("0x")
+
+
+def _compared(facts: TestFacts) -> dict[Any, int]:
+    """How often each number is an assertion's compared value in the test: repeating an
+    expected value in several assertions explains nothing, only its use elsewhere does."""
+    counts: dict[Any, int] = {}
+    for a in facts.assertions:
+        if a.kind in ("local", "raise", "framework", "pytest") or a.guard:
+            continue  # the assertions check_magic reads (see check_assertion_rules)
+        for operand in _operands(a, frozenset()):
+            for _, value in _numbers(operand, frozenset()):
+                counts[value] = counts.get(value, 0) + 1
+    return counts
 
 
 def _negative(a: Assertion) -> bool:
