@@ -35,6 +35,9 @@ documents"), so "What is the hotel cap in North America?" resembles no agent, an
 that sees only the descriptions would guess (travel talk: chat). A probe is one search (tens of
 milliseconds, no tokens) and deterministic, where the LLM call costs a round trip and tokens;
 and it cannot take a message from an agent that keywords chose.
+
+Over 400 lines because the tiers and the evidence weighed across them are one decision: each
+rule reads the others' scores, and splitting them would scatter one ordering over modules.
 """
 
 from __future__ import annotations

@@ -137,8 +137,12 @@ async def test_another_key_sees_none_of_the_callers_rows_threads_or_uploads(
             "not found",
             "status 404",
         )
-        # the knowledge base is read by every key; changing an upload is its uploader's only
-        refused(await b.call_tool("delete_document", {"document_id": document_id}), "status 403")
+        # A's upload is in A's private collection: B can neither read nor delete it
+        refused(await b.call_tool("get_document", {"document_id": document_id}), "status 404")
+        refused(await b.call_tool("delete_document", {"document_id": document_id}), "status 404")
+        assert all(
+            d["id"] != document_id for d in ok(await b.call_tool("list_documents", {}))["documents"]
+        )
     async with mcp_server.session(KEYS["a"]) as a:
         assert ok(await a.call_tool("get_task", {"task_id": task["id"]}))["title"] == task["title"]
         again = ok(await a.call_tool("chat", {"message": "hi", "session_id": turn["session_id"]}))
