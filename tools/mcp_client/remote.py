@@ -98,31 +98,31 @@ def _client_factory(guard: WebhookGuard, call_timeout: float) -> Callable[..., h
     return make
 
 
-def _bounded_calls(
-    server: str, call_timeout: float
-) -> Callable[
-    [MCPToolCallRequest, Callable[[MCPToolCallRequest], Awaitable[MCPToolCallResult]]],
-    Awaitable[MCPToolCallResult],
-]:
-    """An interceptor: one call within the timeout; a failure becomes an error result."""
+class BoundedCalls:
+    """A tool-call interceptor: one call within the timeout; a failure becomes an error result."""
 
-    async def intercept(
+    def __init__(self, server: str, call_timeout: float) -> None:
+        self.server = server
+        self.call_timeout = call_timeout
+
+    async def __call__(
+        self,
         request: MCPToolCallRequest,
         handler: Callable[[MCPToolCallRequest], Awaitable[MCPToolCallResult]],
     ) -> MCPToolCallResult:
         try:
-            async with asyncio.timeout(call_timeout):
+            async with asyncio.timeout(self.call_timeout):
                 return await handler(request)
         except Exception as exc:  # a remote failure is the model's to read, not the run's end
             if isinstance(exc, TimeoutError):
-                reason = f"no answer within {call_timeout:g} s (MCP_CLIENT_CALL_TIMEOUT_SECONDS)"
+                reason = (
+                    f"no answer within {self.call_timeout:g} s (MCP_CLIENT_CALL_TIMEOUT_SECONDS)"
+                )
             else:
                 reason = _short(exc)
-            log.warning("MCP tool %s_%s failed: %s", server, request.name, reason)
-            text = f"the MCP server {server!r} could not run {request.name!r}: {reason}"
+            log.warning("MCP tool %s_%s failed: %s", self.server, request.name, reason)
+            text = f"the MCP server {self.server!r} could not run {request.name!r}: {reason}"
             return CallToolResult(content=[TextContent(type="text", text=text)], isError=True)
-
-    return intercept
 
 
 class RemoteTools:
@@ -212,7 +212,7 @@ async def _load_server(
                     connection=connection,
                     server_name=name,
                     tool_name_prefix=True,
-                    tool_interceptors=[_bounded_calls(name, settings.call_timeout_seconds)],
+                    tool_interceptors=[BoundedCalls(name, settings.call_timeout_seconds)],
                 )
         except TimeoutError:
             unreachable = (
