@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from app.components.base import Component, Components
 from app.storage import Dependency
-from tools.mcp_client import RemoteTools, ServerStatus
+from tools.mcp_client import ServerStatus
+from tools.mcp_client.remote import load_remote_tools
 from tools.webhooks import WebhookGuard
 
 
@@ -43,7 +44,7 @@ async def start_mcp_client(components: Components) -> None:
     if not settings.mcp_client.servers:
         return
     guard = WebhookGuard(settings.webhooks.allowed_hosts)
-    remote = await RemoteTools.load(settings.mcp_client, guard)
+    remote = await load_remote_tools(settings.mcp_client, guard)
     components.agents.provide(remote)
     for status in remote.servers:
 

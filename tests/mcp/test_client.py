@@ -2,7 +2,7 @@
 reached over HTTP with its API key) is the remote server here.
 
 The remote tools are loaded the way the app loads them (the `mcp_client` component over
-`RemoteTools`), given to the coding agent's ReAct loop, and called by a scripted model; the
+`load_remote_tools`), given to the coding agent's ReAct loop, and called by a scripted model; the
 remote result must come back to the model. Also: nothing is loaded by default, an unreachable
 server is skipped with a warning (and /health shows it), and an address outside the outgoing
 allow-list is refused at start-up naming the setting.
@@ -26,7 +26,8 @@ from config import Settings
 from tests.mcp.conftest import KEYS, McpServer
 from tests.support.scripted import FixedFactory, ScriptedChatModel
 from tests.support.servers import free_port
-from tools.mcp_client import McpServerRefused, RemoteTools, remote_tools_of
+from tools.mcp_client import McpServerRefused, remote_tools_of
+from tools.mcp_client.remote import load_remote_tools
 from tools.operations import OpenEngines
 from tools.webhooks import WebhookGuard
 
@@ -130,7 +131,7 @@ async def test_address_outside_the_allow_list_is_refused(mcp_server: McpServer) 
 
 async def test_a_failed_remote_call_is_an_error_for_the_model(mcp_server: McpServer) -> None:
     settings = _settings({"docs": _server(mcp_server)}, webhook_allowed_hosts="127.0.0.1")
-    remote = await RemoteTools.load(
+    remote = await load_remote_tools(
         settings.mcp_client, WebhookGuard(settings.webhooks.allowed_hosts)
     )
     search = next(t for t in remote.tools if t.name == "docs_search_documents")

@@ -1,6 +1,6 @@
 """The tools of the MCP servers the operator configures (MCP_CLIENT_SERVERS), loaded once.
 
-`RemoteTools.load` contacts each configured server at start-up, one after the other:
+`load_remote_tools` contacts each configured server at start-up, one after the other:
 
 - its address is vetted first with the outgoing-webhook guard (`tools.webhooks.WebhookGuard`:
   public addresses only unless the host is in WEBHOOK_ALLOWED_HOSTS); a refused address stops
@@ -24,8 +24,8 @@ import asyncio
 import ipaddress
 import logging
 import time
-from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable
+from dataclasses import replace
 
 import httpx
 from langchain_core.tools import BaseTool
@@ -34,8 +34,8 @@ from langchain_mcp_adapters.sessions import StreamableHttpConnection
 from langchain_mcp_adapters.tools import load_mcp_tools
 from mcp.types import CallToolResult, TextContent
 
+from tools.mcp_client.loaded import McpServerRefused, RemoteTools, ServerStatus
 from tools.mcp_client.settings import McpClientSettings, McpServerConfig
-from tools.operations import EngineNotOpen, Engines
 from tools.webhooks import WebhookGuard, WebhookRejected, parse_target
 
 log = logging.getLogger(__name__)
@@ -43,22 +43,6 @@ log = logging.getLogger(__name__)
 SETTING = "MCP_CLIENT_SERVERS"
 #: Characters of a remote failure's message given to the model or shown by /health.
 MAX_ERROR_CHARS = 300
-
-
-class McpServerRefused(RuntimeError):
-    """A configured MCP server's address may not be called (the message names the fix)."""
-
-
-@dataclass(frozen=True)
-class ServerStatus:
-    """What start-up found at one configured server (for /health and the log)."""
-
-    name: str
-    target: str
-    ok: bool
-    tools: list[str]
-    error: str | None = None
-    latency_ms: float | None = None
 
 
 def server_target(url: str) -> str:
@@ -125,37 +109,24 @@ class BoundedCalls:
             return CallToolResult(content=[TextContent(type="text", text=text)], isError=True)
 
 
-class RemoteTools:
-    """The tools loaded from the configured MCP servers, and what each server answered."""
-
-    NOT_OPEN = "no MCP client tools are loaded in this process (see MCP_CLIENT_SERVERS)"
-
-    def __init__(self, tools: Sequence[BaseTool], servers: Sequence[ServerStatus]) -> None:
-        self.tools: list[BaseTool] = list(tools)
-        self.servers: list[ServerStatus] = list(servers)
-
-    @classmethod
-    async def load(cls, settings: McpClientSettings, guard: WebhookGuard) -> RemoteTools:
-        """Contact every configured server (see the module docstring); raises
-        :class:`McpServerRefused` for an address the guard refuses."""
-        tools: list[BaseTool] = []
-        statuses: list[ServerStatus] = []
-        for name, server in settings.servers.items():
-            status, found = await _load_server(name, server, settings, guard)
-            room = settings.max_tools - len(tools)
-            if len(found) > room:
-                log.warning(
-                    "MCP server %r offers %d tools; %d kept (MCP_CLIENT_MAX_TOOLS=%d)",
-                    name, len(found), max(room, 0), settings.max_tools,
-                )  # fmt: skip
-                found = found[: max(room, 0)]
-                status = ServerStatus(
-                    name, status.target, status.ok, [t.name for t in found], status.error,
-                    status.latency_ms,
-                )  # fmt: skip
-            tools.extend(found)
-            statuses.append(status)
-        return cls(tools, statuses)
+async def load_remote_tools(settings: McpClientSettings, guard: WebhookGuard) -> RemoteTools:
+    """Contact every configured server (see the module docstring); raises
+    :class:`McpServerRefused` for an address the guard refuses."""
+    tools: list[BaseTool] = []
+    statuses: list[ServerStatus] = []
+    for name, server in settings.servers.items():
+        status, found = await _load_server(name, server, settings, guard)
+        room = max(settings.max_tools - len(tools), 0)
+        if len(found) > room:
+            log.warning(
+                "MCP server %r offers %d tools; %d kept (MCP_CLIENT_MAX_TOOLS=%d)",
+                name, len(found), room, settings.max_tools,
+            )  # fmt: skip
+            found = found[:room]
+            status = replace(status, tools=[t.name for t in found])
+        tools.extend(found)
+        statuses.append(status)
+    return RemoteTools(tools, statuses)
 
 
 async def _vet(name: str, url: str, guard: WebhookGuard) -> str | None:
@@ -227,11 +198,3 @@ async def _load_server(
         return ServerStatus(name, target, False, [], unreachable, ms), []
     log.info("MCP server %r (%s): %d tools", name, target, len(found))
     return ServerStatus(name, target, True, [t.name for t in found], None, ms), found
-
-
-def remote_tools_of(engines: Engines) -> list[BaseTool]:
-    """The loaded remote tools of ``engines`` (the agents' services), or none (the default)."""
-    try:
-        return list(engines.engine(RemoteTools).tools)
-    except EngineNotOpen:
-        return []
