@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+import socket
 from typing import Any, cast
 
 import pytest
@@ -22,7 +23,7 @@ from agents.contract.context import AgentServices
 from app.components.base import Components
 from app.components.mcp_client import start_mcp_client
 from app.storage import Stores
-from config import Settings
+from config import Settings, SettingsError, load_settings
 from tests.mcp.conftest import KEYS, McpServer
 from tests.support.scripted import FixedFactory, ScriptedChatModel
 from tests.support.servers import free_port
@@ -139,3 +140,29 @@ async def test_a_failed_remote_call_is_an_error_for_the_model(mcp_server: McpSer
         {"type": "tool_call", "id": "c", "name": search.name, "args": {"query": ""}}
     )
     assert isinstance(message, ToolMessage) and message.status == "error"
+
+
+async def test_a_silent_server_is_skipped_after_the_connect_timeout() -> None:
+    with socket.socket() as silent:  # accepts connections (the kernel's backlog), never answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        port = silent.getsockname()[1]
+        settings = _settings(
+            {"silent": {"url": f"http://127.0.0.1:{port}/mcp"}},
+            webhook_allowed_hosts="127.0.0.1",
+            mcp_client_connect_timeout_seconds=0.5,
+        )
+        components, services = await _start(settings)
+    assert remote_tools_of(services) == []
+    (health,) = [(await check()).as_dict() for check in components.health]
+    assert "MCP_CLIENT_CONNECT_TIMEOUT_SECONDS" in health["error"]
+
+
+def test_headers_are_secrets_in_config_and_errors() -> None:
+    servers = {"docs": {"url": "https://mcp.example.com/mcp", "headers": {"X-API-Key": "s3cr3t"}}}
+    shown = _settings(servers).redacted()["mcp_client"]["mcp_client_servers"]
+    assert shown["docs"]["headers"] == {"X-API-Key": "**********"}
+    servers["docs"]["url"] = "ftp://mcp.example.com/mcp"
+    with pytest.raises(SettingsError) as bad:
+        load_settings(_env_file=None, mcp_client_servers=json.dumps(servers))
+    assert "MCP_CLIENT_SERVERS" in str(bad.value) and "s3cr3t" not in str(bad.value)
