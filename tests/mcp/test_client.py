@@ -13,13 +13,17 @@ from __future__ import annotations
 import json
 import logging
 import socket
+from pathlib import Path
 from typing import Any, cast
 
 import pytest
+from fastapi.testclient import TestClient
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from agents.coding import build_coding_agent
 from agents.contract.context import AgentServices
+from app.api import create_app
+from app.components import mcp_client
 from app.components.base import Components
 from app.components.mcp_client import start_mcp_client
 from app.storage import Stores
@@ -166,3 +170,34 @@ def test_headers_are_secrets_in_config_and_errors() -> None:
     with pytest.raises(SettingsError) as bad:
         load_settings(_env_file=None, mcp_client_servers=json.dumps(servers))
     assert "MCP_CLIENT_SERVERS" in str(bad.value) and "s3cr3t" not in str(bad.value)
+
+
+def test_a_second_app_loads_the_tools_once_and_health_shows_each_server(
+    mcp_server: McpServer, tmp_path: Path
+) -> None:
+    first = mcp_server.app.state.settings
+    key = "second-app-key-0123456789"
+    gone = f"http://127.0.0.1:{free_port()}/mcp"
+    settings = Settings(
+        _env_file=None,
+        data_dir=tmp_path,
+        redis_url=first.storage.redis_url,
+        database_url=first.storage.database_url,
+        llm_provider="none",
+        api_keys=key,
+        run_worker_enabled=False,
+        webhook_allowed_hosts="127.0.0.1",
+        mcp_client_servers=json.dumps({"docs": _server(mcp_server), "gone": {"url": gone}}),
+    )
+    # the second app: only the MCP client component (its own engines are not needed here)
+    app = create_app(settings, components=[mcp_client.COMPONENT])
+    with TestClient(app) as client:
+        health = client.get("/health", headers={"X-API-Key": key})
+        config = client.get("/config", headers={"X-API-Key": key}).json()
+        tools = remote_tools_of(app.state.services.agents)
+    assert health.status_code == 200, health.text  # an unreachable server is not required
+    deps = health.json()["dependencies"]
+    assert deps["mcp:docs"]["status"] == "ok" and deps["mcp:docs"]["mode"].endswith("tools")
+    assert deps["mcp:gone"]["status"] == "error" and "skipped" in deps["mcp:gone"]["error"]
+    assert "docs_check_code" in {tool.name for tool in tools}
+    assert KEYS["a"] not in json.dumps(config)
