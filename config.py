@@ -42,6 +42,7 @@ from server_settings import (
 from tools.analytics.settings import AnalyticsSettings
 from tools.coding.settings import CodingSettings
 from tools.knowledge.settings import KnowledgeSettings
+from tools.mcp_client.settings import McpClientSettings
 from tools.notifications.settings import NotificationSettings
 from tools.personal.settings import PersonalSettings
 from tools.providers.settings import EmbeddingSettings, LLMSettings
@@ -91,6 +92,7 @@ class Settings(BaseSettings):
     security: SecuritySettings = Field(default_factory=SecuritySettings)
     store: StoreSettings = Field(default_factory=StoreSettings)
     notifications: NotificationSettings = Field(default_factory=NotificationSettings)
+    mcp_client: McpClientSettings = Field(default_factory=McpClientSettings)
 
     @classmethod
     def settings_customise_sources(
@@ -231,6 +233,9 @@ class _GroupedEnvSource(PydanticBaseSettingsSource):
 #: Settings whose URLs are secrets as a whole (a webhook's path or query is its credential, e.g.
 #: an n8n path token): shown as an index and the host only.
 SECRET_URL_FIELDS = frozenset({"personal_webhook_urls"})
+#: Settings whose raw value may hold a secret although their name does not say so (the MCP
+#: servers' headers): a bad value is never echoed in the configuration error.
+SECRET_INPUTS = frozenset({"MCP_CLIENT_SERVERS"})
 
 
 def _display(value: Any) -> Any:
@@ -238,6 +243,10 @@ def _display(value: Any) -> Any:
         return "**********" if value.get_secret_value() else ""
     if isinstance(value, list):
         return [_display(item) for item in value]
+    if isinstance(value, BaseModel):  # e.g. an MCP server: its header values are SecretStr
+        return _display(value.model_dump())
+    if isinstance(value, dict):
+        return {key: _display(item) for key, item in value.items()}
     if isinstance(value, Path):
         return str(value)
     if isinstance(value, str):
@@ -301,7 +310,7 @@ def settings_table() -> str:
             rows.append(f"| **{spec.group}** | | |")
             current = spec.group
         shown = _display(spec.field.get_default(call_default_factory=True))
-        if shown in (None, [], ""):
+        if shown in (None, [], "", {}):
             shown = "unset"
         aliases = f" (also {', '.join(spec.variables[1:])})" if spec.variables[1:] else ""
         rows.append(f"| `{spec.env}`{aliases} | `{shown}` | {spec.field.description} |")
@@ -320,7 +329,7 @@ def env_example() -> str:
             lines += ["", f"# --- {spec.group} ---"]
             current = spec.group
         default = _display(spec.field.get_default(call_default_factory=True))
-        if default is None or default == []:
+        if default is None or default in ([], {}):
             default = ""
         elif isinstance(default, list):
             default = ",".join(str(item) for item in default)
@@ -344,7 +353,9 @@ def _format_error(exc: ValidationError) -> str:
     for err in exc.errors():
         variable = _variable_at(tuple(err.get("loc") or ("?",)))
         given = err.get("input")
-        secret = any(word in variable for word in ("KEY", "SECRET", "PASSWORD"))
+        secret = variable in SECRET_INPUTS or any(
+            word in variable for word in ("KEY", "SECRET", "PASSWORD")
+        )
         shown = (
             "<secret>" if secret else repr(redact_url(given) if isinstance(given, str) else given)
         )

@@ -110,8 +110,9 @@ def _called_names(path: Path) -> set[str]:
 
 CAPABILITIES = {"knowledge", "test_analysis", "coding", "analytics", "personal"}
 #: Components that open a shared engine but are no agent capability (no agent, operations or
-#: routes of their own): the scheduler, which the capabilities and the API schedule with.
-INFRASTRUCTURE = {"scheduler", "notifications"}
+#: routes of their own): the scheduler, which the capabilities and the API schedule with, and
+#: the MCP client, whose remote tools the agents bind.
+INFRASTRUCTURE = {"scheduler", "notifications", "mcp_client"}
 
 #: What opening an engine looks like: connections, pools, clients, stores, sandboxes. Only
 #: components (app/components/) and the engines themselves (tools/) call these.

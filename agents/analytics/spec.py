@@ -43,11 +43,13 @@ from agents.analytics.nodes import (
 )
 from agents.analytics.probe import analysis_evidence
 from agents.analytics.react import NAME, build_analytics_agent
+from agents.analytics.tools import ANALYTICS_TOOLS
 from agents.contract.context import AgentServices
 from agents.contract.quality import gated
 from agents.contract.spec import AgentCard, AgentGraph, AgentSpec
 from agents.contract.state import AgentInput, AgentOutput
 from tools.analytics.reference import CARRIERS, MAKES, PLANTS, REGIONS
+from tools.mcp_client import remote_tools_of
 
 # --- quality-gate checks ---------------------------------------------------------------------
 
@@ -105,7 +107,12 @@ def build(peers: Sequence[AgentCard], services: AgentServices) -> AgentGraph:
     if model is not None:
         nodes["answer_with_model"] = gated(
             "answer_with_model",
-            make_answer_with_model(build_analytics_agent(model, name="analytics_agent")),
+            make_answer_with_model(
+                # the operator's MCP servers' tools join the analytics tools (none by default)
+                build_analytics_agent(
+                    model, [*ANALYTICS_TOOLS, *remote_tools_of(services)], name="analytics_agent"
+                )
+            ),
             check_input=_has_question,
             check_output=_result_or_error,
         )

@@ -10,12 +10,13 @@ are logged and counted by the toolkit itself, so REST calls and agent calls shar
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from langchain.agents import create_agent
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage
+from langchain_core.tools import BaseTool
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Checkpointer, Overwrite
@@ -59,6 +60,7 @@ def build_coding_agent(
     default_max_iterations: int,
     checkpointer: Checkpointer = None,
     name: str = NAME,
+    extra_tools: Sequence[BaseTool] = (),
 ) -> CompiledStateGraph[Any, Any, Any, Any]:
     """The ReAct coding agent (a compiled graph over `CodingState`).
 
@@ -66,10 +68,12 @@ def build_coding_agent(
     (without a spec, the last user message is the request; pasted code becomes the current
     code). Output: the state, whose six result fields hold the best code of the run.
     `toolkit`: the toolkit, or the engines its tools find it in when they run.
+    `extra_tools`: more tools for the model beside the four (the operator's MCP servers' tools,
+    `tools.mcp_client`); they do not touch the code or the bound on generations.
     """
     return create_agent(
         model,
-        tools=agent_tools(toolkit),
+        tools=[*agent_tools(toolkit), *extra_tools],
         system_prompt=CODING_SYSTEM,
         middleware=[
             CodingLoop(default_max_iterations=default_max_iterations, metrics=_metrics_of(toolkit))

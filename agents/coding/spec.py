@@ -53,6 +53,7 @@ from tools.coding.extract import extract_pasted
 from tools.coding.generate import NO_MODEL, answer_text
 from tools.coding.schemas import CodingResult
 from tools.coding.toolkit import CodingToolkit
+from tools.mcp_client import remote_tools_of
 from tools.operations import EngineNotOpen, Engines
 
 logger = logging.getLogger(__name__)
@@ -130,7 +131,14 @@ def make_nodes(
     a node or tool runs (`engines.engine`): while it is not open, a turn is answered with the
     EngineNotOpen message."""
     loop = (
-        build_coding_agent(model, engines, default_max_iterations=settings_bound, name="react")
+        build_coding_agent(
+            model,
+            engines,
+            default_max_iterations=settings_bound,
+            name="react",
+            # the operator's MCP servers' tools (none unless MCP_CLIENT_SERVERS is set)
+            extra_tools=remote_tools_of(engines),
+        )
         if model is not None
         else None
     )

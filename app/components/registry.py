@@ -7,6 +7,7 @@ from app.components import (
     analytics,
     coding,
     knowledge,
+    mcp_client,
     notifications,
     personal,
     scheduler,
@@ -24,4 +25,6 @@ COMPONENTS: list[Component] = [
     coding.COMPONENT,
     analytics.COMPONENT,
     personal.COMPONENT,
+    # last: the agents bind its tools when the graph is compiled, after every component
+    mcp_client.COMPONENT,
 ]
