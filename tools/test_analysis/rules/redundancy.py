@@ -77,9 +77,9 @@ def check_duplicates(em: Emitter, assertions: list[Assertion], facts: TestFacts)
     # (`x = ...; assert_(x)` twice): only back-to-back repeats are reported.
     # an assertion that calls something (`self.assertEqual(wrapper(0), 0)`) acts too
     reads = [_reads_only(a) for a in assertions]  # once per assertion: it walks the node
-    assertion_lines = {a.node.lineno for a, r in zip(assertions, reads) if r}  # type: ignore[attr-defined]
+    assertion_lines = {a.node.lineno for a, r in zip(assertions, reads, strict=True) if r}  # type: ignore[attr-defined]
     actions = sorted({line for line in facts.stmt_lines if line not in assertion_lines})
-    for a, reads_only in zip(assertions, reads):
+    for a, reads_only in zip(assertions, reads, strict=True):
         node = a.node
         if a.guard or a.kind in ("framework", "local", "raise"):
             continue  # `with pytest.raises(E):` twice guards two different blocks
