@@ -52,14 +52,14 @@ def load(directory: Path) -> list[tuple[str, str]]:
     return out
 
 
-def floor(files: list[tuple[str, str]]) -> float:
-    """Seconds for ``ast.parse`` + ``ast.walk`` of every file."""
+def floor(files: list[tuple[str, str]]) -> tuple[float, float]:
+    """Seconds (wall, CPU of this process) for ``ast.parse`` + ``ast.walk`` of every file."""
     gc.collect()
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     for _, text in files:
         for _ in ast.walk(ast.parse(text)):
             pass
-    return time.perf_counter() - start
+    return time.perf_counter() - start, time.process_time() - cpu
 
 
 def body(files: list[tuple[str, str]], prefix: str) -> bytes:
@@ -104,6 +104,19 @@ def _load_average() -> float:
     return os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` so far (Linux ``/proc``; NaN elsewhere).
+
+    On a loaded machine wall time measures the neighbours as much as the service; the CPU the
+    service spent on a request does not depend on how long it waited for a core.
+    """
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return float("nan")
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def rss_mb(pid: int) -> float:
     """Resident memory of process ``pid`` in MiB (Linux ``/proc``; NaN elsewhere)."""
     try:
@@ -117,30 +130,39 @@ def rss_mb(pid: int) -> float:
 
 def run(url: str, files: list[tuple[str, str]], repeats: int, pid: int) -> dict[str, list[float]]:
     """Interleaved floor, cold and warm runs: seconds per run (and the service's RSS)."""
-    times: dict[str, list[float]] = {"floor": [], "cold": [], "warm": [], "rss": []}
+    times: dict[str, list[float]] = {
+        "floor": [], "cold": [], "warm": [], "rss": [], "floor_cpu": [], "cold_cpu": [],
+        "warm_cpu": [],
+    }  # fmt: skip
     lines = None
     with httpx.Client(base_url=url, timeout=600) as client:
 
-        def post(payload: bytes) -> float:
+        def post(payload: bytes, label: str) -> None:
             nonlocal lines
+            cpu = cpu_seconds(pid)
             start = time.perf_counter()
             response = client.post(
                 "/api/v1/analyze", content=payload, headers={"content-type": "application/json"}
             )
             seconds = time.perf_counter() - start
+            times[f"{label}_cpu"].append(cpu_seconds(pid) - cpu)
+            times[label].append(seconds)
             response.raise_for_status()
             lines = response.json()["metrics"]["lines_analyzed"]
-            return seconds
 
-        post(body(files[:3], "warmup/"))  # imports and first-request set-up, not measured
+        post(body(files[:3], "warmup/"), "warm")  # imports and first-request set-up
+        times["warm"].clear()
+        times["warm_cpu"].clear()
         times["rss"].append(rss_mb(pid))
         for i in range(repeats):
-            times["floor"].append(floor(files))
+            wall, cpu = floor(files)
+            times["floor"].append(wall)
+            times["floor_cpu"].append(cpu)
             cold = body(files, f"cold{i}/")
-            times["cold"].append(post(cold))
+            post(cold, "cold")
             if i == 0:
                 times["rss"].append(rss_mb(pid))
-            times["warm"].append(post(cold))
+            post(cold, "warm")
         times["rss"].append(rss_mb(pid))
     times["lines"] = [float(lines or 0)]
     return times
@@ -184,6 +206,13 @@ def report(
     print(
         f"    target: warm >= {WARM_TARGET_LPS:,} lines/s: best warm {lines / warm:,.0f} lines/s "
         f"-> {'met' if lines / warm >= WARM_TARGET_LPS else 'NOT met'}"
+    )
+    floor_cpu, cold_cpu, warm_cpu = (min(rows[k]) for k in ("floor_cpu", "cold_cpu", "warm_cpu"))
+    print(
+        f"    CPU seconds (load-independent): floor {floor_cpu:.3f} s; service cold "
+        f"{cold_cpu:.3f} s = {lines / cold_cpu:,.0f} lines per CPU-s, {cold_cpu / floor_cpu:.2f} x "
+        f"floor -> {REFERENCE_FLOOR_LPS * floor_cpu / cold_cpu:,.0f} lines/s where the floor is "
+        f"{REFERENCE_FLOOR_LPS:,}; warm {warm_cpu:.3f} s = {lines / warm_cpu:,.0f} lines per CPU-s"
     )
     before, after_cold, end = rows["rss"]
     print(
