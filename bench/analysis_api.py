@@ -4,13 +4,16 @@
 (``main.py serve``, embedded storage in a temporary DATA_DIR, no chat model), sends a whole
 test suite as one rules-only request over HTTP and times the answer: JSON in, validation,
 the graph, JSON out. By default the suite is pytest's ``testing/`` folder from its sdist (the
-anchor of issue 12: 72,774 lines took 3.05 s cold = 24,000 lines/s; target >= 60,000).
+anchor of issue 12: 72,774 lines took 3.05 s cold = 24,000 lines/s; issue 29: 59.6-72.8k
+lines/s cold; target cold >= 120,000 lines/s, warm >= 300,000).
 
 - cold: nothing of the request is in the parse cache. The cache key includes the path, so
   each cold run sends the same files under a fresh folder prefix (same content and lines);
 - warm: the same request again (parse-cache and rule-memo hits);
 - floor: ``ast.parse`` + a full ``ast.walk`` of the same files in this process, interleaved
-  with the requests so machine load hits both.
+  with the requests so machine load hits both;
+- RSS: the service's resident memory (``/proc/<pid>/status``) after the first cold request and
+  at the end; the load average is printed at the start and at the end.
 """
 
 from __future__ import annotations
@@ -31,7 +34,9 @@ from bench.precision import DEFAULT_CACHE, Suite, fetch
 from tests.support.processes import ApiProcess
 
 ANCHOR = Suite("pytest", "9.2.0", "testing", "anchor")
-TARGET_LPS = 60_000
+TARGET_LPS = 120_000  # issue 29 (cold)
+WARM_TARGET_LPS = 300_000  # issue 29 (warm)
+ISSUE29_COLD_LPS = (59_600, 72_800)  # issue 29's anchor: cold through the API before
 REFERENCE_FLOOR_LPS = 160_000  # ast.parse + walk of pytest's testing/ on the reference box
 ISSUE_COLD_S, ISSUE_LINES = 3.05, 72_774
 
@@ -47,14 +52,14 @@ def load(directory: Path) -> list[tuple[str, str]]:
     return out
 
 
-def floor(files: list[tuple[str, str]]) -> float:
-    """Seconds for ``ast.parse`` + ``ast.walk`` of every file."""
+def floor(files: list[tuple[str, str]]) -> tuple[float, float]:
+    """Seconds (wall, CPU of this process) for ``ast.parse`` + ``ast.walk`` of every file."""
     gc.collect()
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     for _, text in files:
         for _ in ast.walk(ast.parse(text)):
             pass
-    return time.perf_counter() - start
+    return time.perf_counter() - start, time.process_time() - cpu
 
 
 def body(files: list[tuple[str, str]], prefix: str) -> bytes:
@@ -75,6 +80,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     suite_dir = args.suite or fetch(ANCHOR, args.cache) / ANCHOR.tests
     files = load(suite_dir)
+    load_start = _load_average()
     size = sum(len(t.encode()) for _, t in files)
     with tempfile.TemporaryDirectory() as data_dir:
         env = {
@@ -87,45 +93,92 @@ def main(argv: list[str] | None = None) -> None:
         }
         api = ApiProcess(env, log_path=Path(data_dir) / "api.log").start(timeout=300)
         try:
-            rows = run(api.url, files, args.repeats)
+            assert api.process is not None
+            rows = run(api.url, files, args.repeats, api.process.pid)
         finally:
             api.stop()
-    report(suite_dir, files, rows)
+    report(suite_dir, files, rows, (load_start, _load_average()))
 
 
-def run(url: str, files: list[tuple[str, str]], repeats: int) -> dict[str, list[float]]:
-    """Interleaved floor, cold and warm runs: seconds per run."""
-    times: dict[str, list[float]] = {"floor": [], "cold": [], "warm": []}
+def _load_average() -> float:
+    return os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` so far (Linux ``/proc``; NaN elsewhere).
+
+    On a loaded machine wall time measures the neighbours as much as the service; the CPU the
+    service spent on a request does not depend on how long it waited for a core.
+    """
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return float("nan")
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def rss_mb(pid: int) -> float:
+    """Resident memory of process ``pid`` in MiB (Linux ``/proc``; NaN elsewhere)."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return float("nan")
+
+
+def run(url: str, files: list[tuple[str, str]], repeats: int, pid: int) -> dict[str, list[float]]:
+    """Interleaved floor, cold and warm runs: seconds per run (and the service's RSS)."""
+    times: dict[str, list[float]] = {
+        "floor": [], "cold": [], "warm": [], "rss": [], "floor_cpu": [], "cold_cpu": [],
+        "warm_cpu": [],
+    }  # fmt: skip
     lines = None
     with httpx.Client(base_url=url, timeout=600) as client:
 
-        def post(payload: bytes) -> float:
+        def post(payload: bytes, label: str) -> None:
             nonlocal lines
+            cpu = cpu_seconds(pid)
             start = time.perf_counter()
             response = client.post(
                 "/api/v1/analyze", content=payload, headers={"content-type": "application/json"}
             )
             seconds = time.perf_counter() - start
+            times[f"{label}_cpu"].append(cpu_seconds(pid) - cpu)
+            times[label].append(seconds)
             response.raise_for_status()
             lines = response.json()["metrics"]["lines_analyzed"]
-            return seconds
 
-        post(body(files[:3], "warmup/"))  # imports and first-request set-up, not measured
+        post(body(files[:3], "warmup/"), "warm")  # imports and first-request set-up
+        times["warm"].clear()
+        times["warm_cpu"].clear()
+        times["rss"].append(rss_mb(pid))
         for i in range(repeats):
-            times["floor"].append(floor(files))
+            wall, cpu = floor(files)
+            times["floor"].append(wall)
+            times["floor_cpu"].append(cpu)
             cold = body(files, f"cold{i}/")
-            times["cold"].append(post(cold))
-            times["warm"].append(post(cold))
+            post(cold, "cold")
+            if i == 0:
+                times["rss"].append(rss_mb(pid))
+            post(cold, "warm")
+        times["rss"].append(rss_mb(pid))
     times["lines"] = [float(lines or 0)]
     return times
 
 
-def report(suite_dir: Path, files: list[tuple[str, str]], rows: dict[str, list[float]]) -> None:
+def report(
+    suite_dir: Path,
+    files: list[tuple[str, str]],
+    rows: dict[str, list[float]],
+    load_avg: tuple[float, float],
+) -> None:
     lines = int(rows["lines"][0])
-    load_avg = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(
         f"POST /api/v1/analyze end to end on {suite_dir} ({len(files)} files, {lines:,} lines), "
-        f"{os.cpu_count()} cores, load average {load_avg:.2f}"
+        f"{os.cpu_count()} cores, load average {load_avg[0]:.2f} at start, "
+        f"{load_avg[1]:.2f} at end"
     )
     best_floor = min(rows["floor"])
     for label in ("floor", "cold", "warm"):
@@ -141,6 +194,7 @@ def report(suite_dir: Path, files: list[tuple[str, str]], rows: dict[str, list[f
             f"{best / best_floor:5.2f} x floor   (runs: {', '.join(f'{v:.3f}' for v in values)})"
         )
     cold = min(rows["cold"])
+    warm = min(rows["warm"])
     ratio = cold / best_floor
     verdict = "met" if lines / cold >= TARGET_LPS else "NOT met"
     print(
@@ -149,6 +203,24 @@ def report(suite_dir: Path, files: list[tuple[str, str]], rows: dict[str, list[f
         f"{REFERENCE_FLOOR_LPS / ratio:,.0f} lines/s where the floor is "
         f"{REFERENCE_FLOOR_LPS:,} lines/s (SMELLS.md's 2-core reference box)"
     )
+    print(
+        f"    target: warm >= {WARM_TARGET_LPS:,} lines/s: best warm {lines / warm:,.0f} lines/s "
+        f"-> {'met' if lines / warm >= WARM_TARGET_LPS else 'NOT met'}"
+    )
+    floor_cpu, cold_cpu, warm_cpu = (min(rows[k]) for k in ("floor_cpu", "cold_cpu", "warm_cpu"))
+    print(
+        f"    CPU seconds (load-independent): floor {floor_cpu:.3f} s; service cold "
+        f"{cold_cpu:.3f} s = {lines / cold_cpu:,.0f} lines per CPU-s, {cold_cpu / floor_cpu:.2f} x "
+        f"floor -> {REFERENCE_FLOOR_LPS * floor_cpu / cold_cpu:,.0f} lines/s where the floor is "
+        f"{REFERENCE_FLOOR_LPS:,}; warm {warm_cpu:.3f} s = {lines / warm_cpu:,.0f} lines per CPU-s"
+    )
+    before, after_cold, end = rows["rss"]
+    print(
+        f"    service RSS: {before:,.0f} MiB before, {after_cold:,.0f} MiB after the first cold "
+        f"request, {end:,.0f} MiB at the end"
+    )
+    low, high = ISSUE29_COLD_LPS
+    print(f"    anchor (issue 29): cold {low:,}-{high:,} lines/s through the API before")
     print(
         f"    anchor (issue 12): {ISSUE_LINES:,} lines cold in {ISSUE_COLD_S} s = "
         f"{ISSUE_LINES / ISSUE_COLD_S:,.0f} lines/s; now {cold / ISSUE_COLD_S * 100:.0f}% of that "

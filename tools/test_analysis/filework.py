@@ -91,9 +91,13 @@ class FileWork:
             parsed = parse_file(path, text, test_file_patterns=patterns, cache=self.cache)
             if rules is not None and rules not in parsed.rule_memo:
                 check_file(parsed, rules)
-            # The full object holds the AST; hand out the light copy so the tree is freed by
-            # reference counting as soon as this frame ends.
-            return parsed.light() if parsed.syntax is not None else parsed
+            # The full object holds the AST; hand out the light copy, and drop the tree here,
+            # while the collector is paused: alive when the pause ends, its ~10^4 tracked
+            # nodes would be traversed by the young-generation pass that the first allocation
+            # after the pause triggers (a tenth of the cold rules time, once per file).
+            light = parsed.light() if parsed.syntax is not None else parsed
+            del parsed
+        return light
 
     def findings(
         self, path: str, text: str, *, patterns: Sequence[str], rules: AnalysisConfig

@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 
 from tools.test_analysis.parsing import ParsedFile, ParsedTree, TestFunction
-from tools.test_analysis.rules.common import Emitter, dotted_name, join_names, segment
+from tools.test_analysis.rules.common import Emitter, dotted_name, join_names, segment, walk
 from tools.test_analysis.rules.conditional import check_conditional_logic
 from tools.test_analysis.rules.exceptions import (
     PYTEST_STYLE,
@@ -229,10 +229,12 @@ def check_body_rules(em: Emitter, facts: TestFacts) -> tuple[bool, bool]:
     # is rare in the file (pyparsing prints diagnostics in every test by design), the print
     # is on the test's main path (not a diagnostic in an `if`/`except` before failing) and
     # goes to the console (not `print(..., file=buf)`, which is code under test)
-    report_prints = not facts.assertions or (
-        not _output_is_subject(em, test) and (em.rc.strict or _prints_are_rare(em))
+    # Only a test that prints asks: the file's print share walks every test of the file.
+    report_prints = bool(facts.prints) and (
+        not facts.assertions
+        or (not _output_is_subject(em, test) and (em.rc.strict or _prints_are_rare(em)))
     )
-    if facts.prints and report_prints:
+    if report_prints:
         branched = set() if em.rc.strict or not facts.assertions else _branch_calls(test.node)
         for call in facts.prints:
             if (
@@ -304,7 +306,7 @@ _BRANCH_TYPES = (ast.If, ast.Try, ast.ExceptHandler, ast.For, ast.AsyncFor, ast.
 
 def _branches(node: ast.AST) -> int:
     """if/try/except/loop statements in the test (nested code included)."""
-    return sum(1 for n in ast.walk(node) if isinstance(n, _BRANCH_TYPES))
+    return sum(1 for n in walk(node) if isinstance(n, _BRANCH_TYPES))
 
 
 #: default: printing in more than this share of a file's tests is the file's convention.
@@ -315,25 +317,36 @@ def _prints_are_rare(em: Emitter) -> bool:
     """Few of the file's tests print (at most two, or under a fifth of them)."""
     if em.print_share is None:
         tests = em.syntax.tests
+        lines = em.parsed.lines
         printing = sum(
             1
             for t in tests
-            if any(
+            # A print call needs the word in the test's lines (decorators included): only
+            # those tests are walked.
+            if _mentions(lines, t.node, "print")
+            and any(
                 type(n) is ast.Call and type(n.func) is ast.Name and n.func.id == "print"
-                for n in ast.walk(t.node)
+                for n in walk(t.node)
             )
         )
         em.print_share = 0.0 if printing <= 2 else printing / max(len(tests), 1)
     return em.print_share <= _PRINT_CONVENTION_SHARE
 
 
+def _mentions(lines: list[str], node: ast.AST, word: str) -> bool:
+    """``word`` occurs in the lines of ``node`` (a def: from its first decorator on)."""
+    first: int = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", ())])  # type: ignore[attr-defined]
+    last: int = node.end_lineno or first  # type: ignore[attr-defined]
+    return any(word in line for line in lines[first - 1 : last])
+
+
 def _branch_calls(node: ast.AST) -> set[int]:
     """ids of the calls inside an ``if``/``except`` branch of the test (a diagnostic printed
     on a failure path, not a leftover)."""
     out: set[int] = set()
-    for branch in ast.walk(node):
+    for branch in walk(node):
         if type(branch) is ast.If or type(branch) is ast.ExceptHandler:
-            out.update(id(n) for s in branch.body for n in ast.walk(s) if type(n) is ast.Call)
+            out.update(id(n) for s in branch.body for n in walk(s) if type(n) is ast.Call)
     return out
 
 

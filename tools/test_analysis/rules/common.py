@@ -6,7 +6,7 @@ import ast
 import fnmatch
 import functools
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -164,6 +164,40 @@ class Emitter:
 
 
 # --------------------------------------------------------------------------- AST helpers
+
+
+#: Fields that hold no node a rule looks for: expression contexts, operators, names.
+_NO_NODES = frozenset({"ctx", "op", "ops", "type_comment", "id", "attr", "arg", "name", "names"})
+_WALK_FIELDS: dict[type, tuple[str, ...]] = {ast.Constant: ()}
+
+
+def walk(node: ast.AST) -> Iterator[ast.AST]:
+    """``ast.walk`` (same breadth-first order) without expression contexts, operators and
+    import aliases.
+
+    ``ast.walk`` goes through two generators and a ``getattr`` per field of every node; the
+    rules that scan whole tests for calls, branches or awaits spent most of their time
+    there. A per-type table of the fields that can hold nodes makes the scan ~3x cheaper.
+    """
+    todo = [node]
+    append = todo.append
+    fields_of = _WALK_FIELDS
+    AST = ast.AST
+    for n in todo:  # the list grows while it is iterated: breadth first, like ast.walk
+        yield n
+        t = type(n)
+        fields = fields_of.get(t)
+        if fields is None:
+            fields = tuple(f for f in t._fields if f not in _NO_NODES)
+            fields_of[t] = fields
+        for name in fields:
+            value = getattr(n, name, None)
+            if type(value) is list:
+                for item in value:
+                    if isinstance(item, AST):
+                        append(item)
+            elif isinstance(value, AST):
+                append(value)
 
 
 def dotted_name(expr: ast.expr) -> str:

@@ -25,7 +25,7 @@ import re
 from urllib.parse import urlsplit
 
 from tools.test_analysis.parsing import TestFunction
-from tools.test_analysis.rules.common import Emitter, dotted_name, segment
+from tools.test_analysis.rules.common import Emitter, dotted_name, segment, walk
 from tools.test_analysis.rules.facts import TestFacts
 from tools.test_analysis.rules.kinds import HTTP_CALLS, MOCK_NAMES, NUMPY_LOADERS
 
@@ -219,7 +219,7 @@ _TEMP_CWD = frozenset(
 def _temp_cwd(test: TestFunction) -> bool:
     """The test changes into a temporary directory (click's ``runner.isolated_filesystem()``,
     ``monkeypatch.chdir(tmp_path)``, ``tmpdir.as_cwd()``, ``os.chdir(tmp)``)."""
-    for n in ast.walk(test.node):
+    for n in walk(test.node):
         if type(n) is ast.Call:
             name = dotted_name(n.func).rsplit(".", 1)[-1]
             if name in _TEMP_CWD and (name != "chdir" or _mentions_temp_expr(n)):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 
 from tools.test_analysis.parsing import ParsedTree, TestClass
-from tools.test_analysis.rules.common import RuleConfig
+from tools.test_analysis.rules.common import RuleConfig, walk
 
 __all__ = ["PYTEST_ASSERTS", "HelperResolver", "decorator_name", "is_factory"]
 
@@ -147,7 +147,7 @@ def is_factory(func: ast.AST) -> bool:
     if name.lower().lstrip("_").startswith(_CHECK_WORDS):
         return False
     fixture = any(decorator_name(d) == "fixture" for d in getattr(func, "decorator_list", ()))
-    for node in ast.walk(func):
+    for node in walk(func):
         if type(node) is ast.Return and node.value is not None:
             if not (type(node.value) is ast.Constant and node.value.value is None):
                 return True

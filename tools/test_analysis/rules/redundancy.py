@@ -22,6 +22,7 @@ from tools.test_analysis.rules.common import (
     same_expr,
     segment,
     source_text,
+    walk,
 )
 from tools.test_analysis.rules.facts import Assertion, TestFacts
 from tools.test_analysis.rules.fixes import unparse
@@ -47,7 +48,7 @@ def _reads_only(a: Assertion) -> bool:
     """True when evaluating the assertion cannot change state (no await/yield/walrus, and
     every call is a known reader); the assertion call itself does not count."""
     node = a.node
-    for n in ast.walk(node):
+    for n in walk(node):
         t = type(n)
         if t is ast.Await or t is ast.Yield or t is ast.YieldFrom or t is ast.NamedExpr:
             return False
@@ -75,15 +76,16 @@ def check_duplicates(em: Emitter, assertions: list[Assertion], facts: TestFacts)
     # Statements that are not assertions may change the state the repeat checks again
     # (`x = ...; assert_(x)` twice): only back-to-back repeats are reported.
     # an assertion that calls something (`self.assertEqual(wrapper(0), 0)`) acts too
-    assertion_lines = {a.node.lineno for a in assertions if _reads_only(a)}  # type: ignore[attr-defined]
+    reads = [_reads_only(a) for a in assertions]  # once per assertion: it walks the node
+    assertion_lines = {a.node.lineno for a, r in zip(assertions, reads, strict=True) if r}  # type: ignore[attr-defined]
     actions = sorted({line for line in facts.stmt_lines if line not in assertion_lines})
-    for a in assertions:
+    for a, reads_only in zip(assertions, reads, strict=True):
         node = a.node
         if a.guard or a.kind in ("framework", "local", "raise"):
             continue  # `with pytest.raises(E):` twice guards two different blocks
         if a.name in SELF_DESCRIBING and a.kind != "helper" and len(node.args) <= 1:  # type: ignore[attr-defined]
             continue
-        if not _reads_only(a):
+        if not reads_only:
             continue  # `assert next(it) == 1` twice reads two items; `lock.acquire()` twice...
         # "Same normalised source": the assertion's text without whitespace. Cheaper than
         # ast.dump (whose recursive closure also leaves a reference cycle per call).
