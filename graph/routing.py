@@ -193,7 +193,7 @@ class Router:
         """Distinct keywords of each agent found in `text` (whole words, case-insensitive)."""
         lowered = text.lower()
         return {
-            name: sum(1 for word, pattern in patterns if word in lowered and pattern.search(lowered))
+            name: sum(1 for word, rx in patterns if word in lowered and rx.search(lowered))
             for name, patterns in self._patterns.items()
         }
 
@@ -389,9 +389,7 @@ class Router:
                     model,
                     model.with_structured_output(RoutingDecision, method="function_calling"),
                 )
-            raw = await cached[1].ainvoke(
-                [SystemMessage(self._router_system), HumanMessage(text)]
-            )
+            raw = await cached[1].ainvoke([SystemMessage(self._router_system), HumanMessage(text)])
         except Exception as exc:  # the router must always answer; the default takes over
             log.warning("LLM routing failed (%s); using the default agent", exc)
             return None
