@@ -5,7 +5,9 @@
 Part 1 starts a real API process (`main.py serve`) on the machine's Redis and Postgres, with
 an OpenAI-compatible stub server answering instantly, and drives it with 1, 8 and 32
 concurrent clients; each client runs its own sessions turn after turn (a session takes one
-message at a time). It prints turns per second and p50/p99 latency per concurrency.
+message at a time). It prints turns per second and p50/p99 latency per concurrency, the API
+process's CPU time per turn (steady under other load, where wall time is not) and the load
+average at the start and end.
 
 Part 2 runs the same graph in-process with `InMemorySaver` and with our `AsyncRedisSaver`
 (same stub model), turn by turn, and prints the per-turn overhead of Redis.
@@ -58,17 +60,25 @@ async def _client_worker(
             session_id = response.json()["session_id"]
 
 
-async def http_load(base_url: str, concurrency: int, sessions: int, turns: int) -> dict[str, Any]:
+async def http_load(
+    base_url: str, concurrency: int, sessions: int, turns: int, pid: int | None = None
+) -> dict[str, Any]:
+    """Turns/s and latencies at `concurrency`; with `pid` (the API process), its CPU time per
+    turn after the warm-up turn."""
     latencies: list[float] = []
     limits = httpx.Limits(max_connections=concurrency + 4)
     async with httpx.AsyncClient(base_url=base_url, timeout=120, limits=limits) as client:
         await client.post("/chat", json={"message": "hello, warm-up"})
+        cpu = cpu_seconds(pid) if pid is not None else 0.0
         start = time.perf_counter()
         await asyncio.gather(
             *(_client_worker(client, sessions, turns, latencies) for _ in range(concurrency))
         )
         wall = time.perf_counter() - start
+        if pid is not None:
+            cpu = cpu_seconds(pid) - cpu
     return {
+        "api_cpu_ms_per_turn": round(cpu * 1000 / len(latencies), 1) if pid else None,
         "concurrency": concurrency,
         "turns": len(latencies),
         "seconds": round(wall, 2),
@@ -76,6 +86,22 @@ async def http_load(base_url: str, concurrency: int, sessions: int, turns: int) 
         "p50_ms": round(percentile(latencies, 50), 1),
         "p99_ms": round(percentile(latencies, 99), 1),
     }
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of process `pid` so far (Linux /proc): the API's own work per
+    turn, which, unlike wall time, other jobs on the machine barely move."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def load_average() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def _measured(api: Any, args: argparse.Namespace, concurrency: int) -> dict[str, Any]:
+    turns, sessions = args.turns_per_session, args.sessions_per_worker
+    return asyncio.run(http_load(api.url, concurrency, sessions, turns, api.process.pid))
 
 
 def run_http(args: argparse.Namespace, stub_url: str) -> list[dict[str, Any]]:
@@ -98,10 +124,7 @@ def run_http(args: argparse.Namespace, stub_url: str) -> list[dict[str, Any]]:
     }
     api = ApiProcess(env, log_path=workdir / "api.log").start()
     try:
-        return [
-            asyncio.run(http_load(api.url, c, args.sessions_per_worker, args.turns_per_session))
-            for c in (1, 8, 32)
-        ]
+        return [_measured(api, args, c) for c in (1, 8, 32)]
     finally:
         api.stop()
 
@@ -182,6 +205,7 @@ def main() -> None:
 
     from tests.support.stub_openai import StubOpenAI
 
+    load_start = load_average()
     flush = redis.Redis.from_url(SHARED_REDIS)
     flush.flushdb()
     stub = StubOpenAI(lambda request: "stub answer").start()
@@ -191,15 +215,20 @@ def main() -> None:
     finally:
         stub.stop()
         flush.flushdb()
+    load = {"start": load_start, "end": load_average()}
     if args.json:
-        print(json.dumps({"http": http, "savers": savers}, indent=2))
+        print(json.dumps({"http": http, "savers": savers, "load_average": load}, indent=2))
         return
     print("Chat through the HTTP API (real API process, stub LLM answering instantly)")
-    print(f"{'concurrency':>11} {'turns':>6} {'turns/s':>8} {'p50 ms':>8} {'p99 ms':>8}")
+    print(f"load average (1, 5, 15 min) at the start {load['start']}, at the end {load['end']}")
+    print(
+        f"{'concurrency':>11} {'turns':>6} {'turns/s':>8} {'p50 ms':>8} {'p99 ms':>8} "
+        f"{'API CPU ms/turn':>16}"
+    )
     for row in http:
         print(
             f"{row['concurrency']:>11} {row['turns']:>6} {row['turns_per_s']:>8} "
-            f"{row['p50_ms']:>8} {row['p99_ms']:>8}"
+            f"{row['p50_ms']:>8} {row['p99_ms']:>8} {row['api_cpu_ms_per_turn']:>16}"
         )
     print()
     print(

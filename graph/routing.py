@@ -48,12 +48,13 @@ import re
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
+from langchain_core.runnables import Runnable
 from pydantic import BaseModel, Field
 
 from agents.contract.spec import DataProbe
@@ -173,12 +174,19 @@ class Router:
         if evidence is None:
             evidence = Evidence.from_settings(services.settings) if services else Evidence()
         self.evidence = evidence
+        # each keyword with its literal text: a keyword whose text is not in the message cannot
+        # match, and a substring test is much cheaper than the regex (hundreds per message)
         self._patterns = {
             agent.name: [
-                re.compile(rf"(?<![\w-]){re.escape(k.lower())}(?![\w-])") for k in agent.keywords
+                (k.lower(), re.compile(rf"(?<![\w-]){re.escape(k.lower())}(?![\w-])"))
+                for k in agent.keywords
             ]
             for agent in registry
         }
+        # the LLM tier's prompt and structured runnable are built once per model, not per turn
+        agents = "\n".join(f"- {a.name}: {a.description}" for a in registry)
+        self._router_system = ROUTER_SYSTEM.format(agents=agents)
+        self._structured: tuple[BaseChatModel, Runnable[Any, Any]] | None = None
         self._agent_vectors: dict[str, np.ndarray] | None = None
         self._smalltalk_vectors: np.ndarray | None = None
         self._vector_lock = threading.Lock()
@@ -188,12 +196,15 @@ class Router:
         """Distinct keywords of each agent found in `text` (whole words, case-insensitive)."""
         lowered = text.lower()
         return {
-            name: sum(1 for pattern in patterns if pattern.search(lowered))
+            name: sum(1 for word, rx in patterns if word in lowered and rx.search(lowered))
             for name, patterns in self._patterns.items()
         }
 
-    def by_keywords(self, text: str) -> RouteDecision | None:
-        hits = sorted(self.keyword_hits(text).items(), key=lambda kv: kv[1], reverse=True)
+    def by_keywords(
+        self, text: str, found_hits: dict[str, int] | None = None
+    ) -> RouteDecision | None:
+        counted = self.keyword_hits(text) if found_hits is None else found_hits
+        hits = sorted(counted.items(), key=lambda kv: kv[1], reverse=True)
         qualified = [(name, n) for name, n in hits if n >= MIN_KEYWORD_HITS]
         if not qualified:
             return None
@@ -210,9 +221,9 @@ class Router:
         # Here every other agent has < 2 hits, or fewer than half the winner's: a clear winner.
         return decision([top], "keyword", confidence, f"{top_hits} keywords of {top}")
 
-    def _weak(self, text: str, found: RouteDecision) -> bool:
-        """A keyword decision of one agent on the least number of hits."""
-        hits = self.keyword_hits(text)
+    def _weak(self, hits: dict[str, int], found: RouteDecision) -> bool:
+        """A keyword decision of one agent on the least number of hits (`hits`: the message's
+        `keyword_hits`)."""
         return len(found["agents"]) == 1 and hits.get(found["agent"], 0) <= MIN_KEYWORD_HITS
 
     # --- 2. the agents' data ---------------------------------------------------------------
@@ -314,6 +325,14 @@ class Router:
             )
         return None
 
+    def _similarity_tier(
+        self, text: str, decide: bool
+    ) -> tuple[dict[str, float], RouteDecision | None]:
+        """`similarities`, and `by_similarity` on them when `decide`: one worker-thread hop
+        for both (the embedding model runs in a thread; the event loop keeps serving)."""
+        sims = self.similarities(text)
+        return sims, (self.by_similarity(text, sims) if decide else None)
+
     def weigh_keywords(self, found: RouteDecision, scores: dict[str, float]) -> RouteDecision:
         """A weak keyword decision yields to another agent's data when that data is near
         certain, or passes the threshold while the keyword agent's own data matches less."""
@@ -365,12 +384,15 @@ class Router:
         model = self._llm()
         if model is None:
             return None
-        agents = "\n".join(f"- {a.name}: {a.description}" for a in self.registry)
         try:
-            structured = model.with_structured_output(RoutingDecision, method="function_calling")
-            raw = await structured.ainvoke(
-                [SystemMessage(ROUTER_SYSTEM.format(agents=agents)), HumanMessage(text)]
-            )
+            cached = self._structured
+            if cached is None or cached[0] is not model:
+                # building it converts RoutingDecision to a tool schema: once per model
+                cached = self._structured = (
+                    model,
+                    model.with_structured_output(RoutingDecision, method="function_calling"),
+                )
+            raw = await cached[1].ainvoke([SystemMessage(self._router_system), HumanMessage(text)])
         except Exception as exc:  # the router must always answer; the default takes over
             log.warning("LLM routing failed (%s); using the default agent", exc)
             return None
@@ -386,16 +408,17 @@ class Router:
     async def decide(self, text: str, *, owner: str = "anonymous") -> RouteDecision:
         """Route `text` (sent by `owner`, whose data the probes search): the first method
         that is sure wins."""
-        found = self.by_keywords(text)
-        if found is not None and not self._weak(text, found):
+        hits = self.keyword_hits(text)
+        found = self.by_keywords(text, hits)
+        if found is not None and not self._weak(hits, found):
             return found
         scores = await self.data_scores(text, owner)
         if found is not None:  # weak keywords: weighed against the agents' data
             return self.weigh_keywords(found, scores)
         found = self.by_data(scores)
-        sims = await asyncio.to_thread(self.similarities, text)
+        sims, by_sims = await asyncio.to_thread(self._similarity_tier, text, found is None)
         if found is None:
-            found = await asyncio.to_thread(self.by_similarity, text, sims)
+            found = by_sims
         if found is not None:
             found = self.weigh(found, scores, sims)
         if found is None:
