@@ -22,8 +22,6 @@ import hashlib
 import hmac
 import ipaddress
 import logging
-import os
-import secrets
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,6 +38,7 @@ from redis.exceptions import RedisError
 
 from app.owner_metrics import OWNER_SCOPE_KEY
 from config import Settings
+from tools.replica_secret import replica_secret
 
 log = logging.getLogger(__name__)
 
@@ -67,26 +66,9 @@ async def owner_secret(settings: Settings, redis: aredis.Redis | aredis.RedisClu
     if settings.security.owner_id_secret is not None:
         return settings.security.owner_id_secret.get_secret_value().encode()
     path = Path(settings.storage.data_dir) / OWNER_SECRET_FILE
-    try:
-        kept = path.read_text().strip() or None
-    except FileNotFoundError:
-        kept = None
-    await redis.set(OWNER_SECRET_KEY, kept or secrets.token_hex(32), nx=True)
-    stored = await redis.get(OWNER_SECRET_KEY)
-    shared = stored.decode() if isinstance(stored, bytes) else str(stored)
-    if shared != kept:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        # 0600 from the start: the secret is never readable by other users, even briefly
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as out:
-            out.write(shared + "\n")
-        if kept is not None:
-            log.warning(
-                "owner ids: the owner-id secret in Redis differs from %s; using Redis's (set "
-                "OWNER_ID_SECRET to keep owner ids stable whatever happens to Redis)",
-                path,
-            )
-    return shared.encode()
+    return await replica_secret(
+        redis, OWNER_SECRET_KEY, path, what="owner ids", setting="OWNER_ID_SECRET"
+    )
 
 
 def is_loopback(host: str) -> bool:

@@ -22,9 +22,7 @@ import base64
 import hashlib
 import hmac
 import logging
-import os
 import re
-import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -33,6 +31,8 @@ from typing import Literal
 from urllib.parse import urlencode
 
 import redis.asyncio as aredis
+
+from tools.replica_secret import replica_secret
 
 log = logging.getLogger(__name__)
 
@@ -128,22 +128,6 @@ async def link_secret(
     if configured:
         return configured.encode()
     path = Path(data_dir) / LINK_SECRET_FILE
-    try:
-        kept = path.read_text().strip() or None
-    except FileNotFoundError:
-        kept = None
-    await redis.set(LINK_SECRET_KEY, kept or secrets.token_hex(32), nx=True)
-    stored = await redis.get(LINK_SECRET_KEY)
-    shared = stored.decode() if isinstance(stored, bytes) else str(stored)
-    if shared != kept:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as out:
-            out.write(shared + "\n")
-        if kept is not None:
-            log.warning(
-                "chart links: the secret in Redis differs from %s; using Redis's (set "
-                "ANALYTICS_CHART_LINK_SECRET to keep links valid whatever happens to Redis)",
-                path,
-            )
-    return shared.encode()
+    return await replica_secret(
+        redis, LINK_SECRET_KEY, path, what="chart links", setting="ANALYTICS_CHART_LINK_SECRET"
+    )
