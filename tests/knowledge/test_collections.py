@@ -159,7 +159,7 @@ def _old_knowledge_base(url: str, store: KnowledgeStore) -> None:
         for statement in OLD_SCHEMA:
             conn.execute(statement)
         for row in rows["bases"]:
-            conn.execute("INSERT INTO knowledge.bases VALUES (%s, %s, %s, %s)", row)
+            conn.execute("INSERT INTO knowledge.bases VALUES (%s, %s, %s, %s)", row[:4])
         for row in rows["documents"]:  # collection "shared" -> owner "", no metadata
             conn.execute(
                 "INSERT INTO knowledge.documents VALUES (%s, '', %s, %s, %s, %s, %s, %s, %s, %s,"

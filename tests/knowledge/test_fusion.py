@@ -16,7 +16,7 @@ def test_support_is_the_share_of_a_legs_best_hits_the_other_leg_found() -> None:
 
 
 def test_the_weight_moves_towards_the_leg_the_other_supports() -> None:
-    dense = ["d1", "d2", "d3", "d4"]
+    dense = ["d1", "d2", "d3", "d4", "y1", "y2", "y3", "y4"]
     # the lexical leg retrieved every dense hit (lower down); the dense leg none of its top
     lexical = ["x1", "x2", "x3", "x4", "d1", "d2", "d3", "d4"]
     assert query_lambda(dense, lexical, 0.5, PARAMS) == 0.9  # clipped at max_lambda
@@ -27,6 +27,16 @@ def test_the_weight_moves_towards_the_leg_the_other_supports() -> None:
     assert query_lambda(dense, lexical, 0.5, FusionParams(adaptive=False)) == 0.5
     assert query_lambda(dense, lexical, 1.0, PARAMS) == 1.0
     assert query_lambda(dense, [], 0.5, PARAMS) == 0.5
+
+
+def test_a_small_corpus_keeps_the_asked_weight() -> None:
+    """A ten-chunk handbook: the dense leg returns every chunk, the lexical leg only the three
+    with a query term. "The other leg found it" says nothing there (dense finds everything), so
+    both legs are compared over the shorter one's length and the weight stays as asked."""
+    dense = ["c4", "c1", "c7", "c2", "c9", "c3", "c5", "c6", "c8", "c0"]
+    lexical = ["c2", "c4", "c8"]
+    assert query_lambda(dense, lexical, 0.7, PARAMS) == 0.7
+    assert query_lambda(lexical, dense, 0.3, PARAMS) == 0.3
 
 
 @given(

@@ -68,6 +68,14 @@ def query_lambda(
     if not params.adaptive or not 0.0 < lam < 1.0 or not dense or not lexical:
         return lam
     depth, pool = params.agreement_depth, params.agreement_pool
+    if len(dense) < pool:
+        # A dense leg shorter than the pool returned every chunk it could see (a ten-page
+        # handbook, a narrow filter), and the lexical leg only those with a query term: "the
+        # other leg found it" would then always favour the lexical leg. Compare like with like
+        # over the shorter leg's length (both supports become the overlap of the same two sets,
+        # and the weight stays as asked). Over a corpus larger than the pool nothing changes.
+        pool = min(len(dense), len(lexical))
+        depth = min(depth, pool)
     shift = support(dense, lexical[:pool], depth) - support(lexical, dense[:pool], depth)
     moved = lam + params.agreement_gain * shift / 2
     return round(min(params.max_lambda, max(params.min_lambda, moved)), 6)
