@@ -46,6 +46,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from redis.exceptions import RedisError
+
 from tools.scheduler.cron import ScheduleError, check_cron, from_ms, next_fire, to_ms, utc, zone
 from tools.scheduler.scripts import CANCEL, CLAIM, FINISH, RENEW, SCHEDULE
 from tools.scheduler.settings import SchedulerSettings
@@ -348,15 +350,25 @@ class Scheduler:
         return self._task is not None and not self._task.done()
 
     async def _run(self) -> None:
+        unreachable = False  # one warning per Redis outage, not one per poll
         while True:
             self._wake.clear()
             try:
                 fired = await self.run_due()
             except asyncio.CancelledError:
                 raise
-            except Exception:  # Redis down: keep polling, the jobs wait in Redis
+            except (RedisError, OSError) as exc:  # Redis down: the jobs wait in Redis
+                if not unreachable:
+                    log.warning("scheduler: Redis unreachable (%s); retrying", exc)
+                unreachable = True
+                fired = 0
+            except Exception:  # a bug in a handler's bookkeeping: keep polling
                 log.exception("scheduler: polling failed; retrying")
                 fired = 0
+            else:
+                if unreachable:
+                    log.info("scheduler: Redis is back; polling again")
+                unreachable = False
             if fired >= self.settings.batch_size:
                 continue  # more may be due already
             with contextlib.suppress(TimeoutError):
