@@ -50,7 +50,8 @@ class StorePut(Strict):
     key: Label
     value: dict[str, Any]
     index: Literal[False] | Annotated[list[FieldPath], Field(max_length=32)] | None = None
-    ttl: Annotated[float, Field(gt=0)] | None = Field(
+    # the schema's ceilings are the settings' own; the configured STORE_MAX_* apply below them
+    ttl: Annotated[float, Field(gt=0, le=52_560_000)] | None = Field(
         None, description="Minutes until the item expires (refreshed when read)."
     )
 
@@ -67,8 +68,8 @@ class StoreSearch(Strict):
 
     namespace_prefix: Namespace | None = None
     filter: Annotated[dict[str, Any], Field(max_length=32)] | None = None
-    limit: Annotated[int, Field(ge=1)] = 10
-    offset: Annotated[int, Field(ge=0)] = 0
+    limit: Annotated[int, Field(ge=1, le=10_000)] = 10
+    offset: Annotated[int, Field(ge=0, le=10_000_000)] = 0
     query: Annotated[str, Field(min_length=1)] | None = None
     refresh_ttl: bool | None = None
 
@@ -79,8 +80,8 @@ class StoreListNamespaces(Strict):
     prefix: Namespace | None = None
     suffix: Namespace | None = None
     max_depth: Annotated[int, Field(ge=1, le=64)] | None = None
-    limit: Annotated[int, Field(ge=1)] = 100
-    offset: Annotated[int, Field(ge=0)] = 0
+    limit: Annotated[int, Field(ge=1, le=10_000)] = 100
+    offset: Annotated[int, Field(ge=0, le=10_000_000)] = 0
 
 
 class StoreItem(BaseModel):

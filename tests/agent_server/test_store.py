@@ -140,7 +140,7 @@ def test_bounds_answer_4xx_with_the_setting(store_server: ApiProcess) -> None:
     assert put({"namespace": ["n"], "key": "k", "value": [1]}).status_code == 422
     assert put({"namespace": ["n"], "key": "", "value": {}}).status_code == 422
     assert put({"namespace": ["n"], "key": "k", "value": {}, "ttl": -1}).status_code == 422
-    search = httpx.post(f"{url}/store/items/search", json={"limit": 100_000}, headers=headers)
+    search = httpx.post(f"{url}/store/items/search", json={"limit": 5_000}, headers=headers)
     assert search.status_code == 422 and "STORE_MAX_LIMIT" in search.text
     bad_filter = httpx.post(
         f"{url}/store/items/search", json={"filter": {"x": {"$regex": "a"}}}, headers=headers

@@ -27,7 +27,7 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -43,7 +43,12 @@ COLLECTION_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
 MAX_IN_VALUES = 100
 MAX_CONDITIONS = 32
 
-Scalar = str | int | float | bool
+#: Largest magnitude of a number in a filter: well inside float8's exact integers (2**53), and
+#: a bound in the schema like every other number the API takes.
+MAX_FILTER_NUMBER = 1e15
+Number = Annotated[float, Field(ge=-MAX_FILTER_NUMBER, le=MAX_FILTER_NUMBER)]
+Integer = Annotated[int, Field(ge=-MAX_FILTER_NUMBER, le=MAX_FILTER_NUMBER)]
+Scalar = str | bool | Integer | Number
 
 
 def private_collection(owner: str) -> str:
@@ -92,10 +97,10 @@ class Condition(BaseModel):
 
     eq: Scalar | None = None
     in_: list[Scalar] | None = Field(None, alias="in", min_length=1, max_length=MAX_IN_VALUES)
-    gt: float | None = None
-    gte: float | None = None
-    lt: float | None = None
-    lte: float | None = None
+    gt: Number | None = None
+    gte: Number | None = None
+    lt: Number | None = None
+    lte: Number | None = None
 
     @model_validator(mode="after")
     def _not_empty(self) -> Condition:
