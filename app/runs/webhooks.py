@@ -40,6 +40,7 @@ from tenacity import (
 from app.runs.store import now_iso
 from app.serde import dumpb
 from config import Settings
+from tools.background import stop_tasks
 from tools.webhooks import (
     Resolver,
     WebhookGuard,
@@ -192,9 +193,7 @@ class WebhookDispatcher:
             async with asyncio.timeout(self.settings.webhooks.shutdown_grace_seconds):
                 await self._queue.join()
         unsent = self._queue.qsize() + self._busy
-        for task in self._senders:
-            task.cancel()
-        await asyncio.gather(*self._senders, return_exceptions=True)
+        await stop_tasks(self._senders, what="a webhook sender")
         self._senders = []
         if unsent:
             log.warning("%d webhook(s) not delivered: the process stopped", unsent)

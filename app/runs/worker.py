@@ -59,6 +59,7 @@ from app.runs.webhooks import WebhookDispatcher
 from app.serde import dumps, interrupt_view
 from app.turns import run_result
 from config import Settings
+from tools.background import stop_task, stop_tasks
 
 __all__ = ["RUN_KEY", "RunWorker", "run_config"]
 
@@ -151,14 +152,8 @@ class RunWorker:
     async def stop(self) -> None:
         """Stop taking work; hand running runs over to other workers."""
         self._stopping = True
-        if self._loop_task is not None:
-            self._loop_task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._loop_task
-        for task in list(self._tasks.values()):
-            task.cancel()
-        if self._tasks:
-            await asyncio.gather(*self._tasks.values(), return_exceptions=True)
+        await stop_task(self._loop_task, what=f"run worker {self.name}'s loop")
+        await stop_tasks(list(self._tasks.values()), what=f"a run of worker {self.name}")
         await self.webhooks.stop()
         log.info("run worker %s stopped", self.name)
 

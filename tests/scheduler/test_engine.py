@@ -4,6 +4,7 @@ crons in time zones, missed periods, racing claimers, lease expiry, changes whil
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -236,3 +237,32 @@ async def test_the_runner_loop_fires_what_is_scheduled_in_its_process(
     finally:
         await scheduler.stop()
     assert len(fired) == 1
+
+
+@dataclass
+class CancelBecomesTimeout(Scheduler):
+    """A claim whose Redis call is cancelled as its socket timeout fires: redis-py then raises
+    TimeoutError (an OSError), not CancelledError."""
+
+    claiming: asyncio.Event = field(default_factory=asyncio.Event)
+
+    async def claim(self, kind: str) -> list[Any]:
+        self.claiming.set()
+        try:
+            await asyncio.sleep(3600)
+        except asyncio.CancelledError:
+            raise TimeoutError("Timeout reading from socket") from None
+        return []
+
+
+async def test_stop_returns_when_a_cancel_is_turned_into_an_error(
+    aredis_client: aredis.Redis,
+) -> None:
+    """The loop reads an OSError as a Redis outage and polls on; stop() must end anyway (a
+    single cancel and an await had hung the app's shutdown until pytest-timeout)."""
+    scheduler = CancelBecomesTimeout(aredis_client, SchedulerSettings(poll_seconds=0.05))
+    scheduler.register("probe", lambda _: asyncio.sleep(0))
+    await scheduler.start()
+    await asyncio.wait_for(scheduler.claiming.wait(), 10)
+    await asyncio.wait_for(scheduler.stop(), 10)
+    assert not scheduler.running

@@ -48,6 +48,7 @@ from typing import Any
 
 from redis.exceptions import RedisError
 
+from tools.background import stop_task
 from tools.scheduler.cron import ScheduleError, check_cron, from_ms, next_fire, to_ms, utc, zone
 from tools.scheduler.scripts import CANCEL, CLAIM, FINISH, RENEW, SCHEDULE
 from tools.scheduler.settings import SchedulerSettings
@@ -148,6 +149,8 @@ class Scheduler:
     fired_by_kind: dict[str, int] = field(default_factory=dict)
     """Handler calls that succeeded in this process, per kind (metrics; tests count them)."""
     _task: asyncio.Task[None] | None = None
+    _stopping: bool = False
+    """Set by :meth:`stop`: the loop ends on it even when a cancel was turned into an error."""
     _wake: asyncio.Event = field(default_factory=asyncio.Event)
     _scripts: dict[str, Any] = field(default_factory=dict)
 
@@ -313,9 +316,7 @@ class Scheduler:
                           job.id, job.kind, job.attempts)  # fmt: skip
             return await self._finish(job, token, self._after(job, now), fired=False)
         finally:
-            renew.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await renew
+            await stop_task(renew, what=f"the lease renewal of {job.id}")
         self.fired += 1
         self.fired_by_kind[job.kind] = self.fired_by_kind.get(job.kind, 0) + 1
         next_due = utc(chosen) if chosen is not None else self._after(job, now)
@@ -335,15 +336,15 @@ class Scheduler:
     async def start(self) -> None:
         """Start this process's runner loop (idempotent)."""
         if self._task is None or self._task.done():
+            self._stopping = False
             self._task = asyncio.create_task(self._run(), name="scheduler")
 
     async def stop(self) -> None:
         """Stop the loop; a job it was firing keeps its lease and is fired again after it."""
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        self._stopping = True
+        self._wake.set()
+        await stop_task(self._task, what="the scheduler's runner loop")
+        self._task = None
 
     @property
     def running(self) -> bool:
@@ -351,7 +352,7 @@ class Scheduler:
 
     async def _run(self) -> None:
         unreachable = False  # one warning per Redis outage, not one per poll
-        while True:
+        while not self._stopping:
             self._wake.clear()
             try:
                 fired = await self.run_due()
