@@ -56,6 +56,14 @@ class ApiSettings(SettingsGroup):
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
         "INFO", description="Log level."
     )
+    shutdown_step_seconds: float = Field(
+        15.0,
+        gt=0,
+        le=600,
+        description="At shutdown each step (the run worker, the components' engines, the LLM "
+        "clients, the stores) gets this long; one that overruns is logged by name and left, so "
+        "a stop never hangs.",
+    )
 
     @field_validator("api_keys", "cors_origins", mode="before")
     @classmethod

@@ -28,6 +28,7 @@ from app.storage import Stores, open_stores
 from config import Settings
 from graph.registry import AgentRegistry
 from graph.workflow import SwitchyardGraph, build_registry, compile_graph
+from tools.background import bounded_step
 from tools.operations import OperationRegistry
 from tools.providers.cache import RedisLLMCache
 from tools.providers.chat_models import LLMFactory, ProviderChoice, detect_provider
@@ -184,14 +185,19 @@ class Services:
         await self.worker.start()
 
     async def stop(self) -> None:
+        """Stop the worker, let turns still running land, close the engines and the stores;
+        each step is bounded by SHUTDOWN_STEP_SECONDS, so a step that hangs is named in the
+        log and the rest still run (a stop never hangs). Turns still running get up to
+        LLM_TIMEOUT_SECONDS, as long as one model call may take."""
+        bound = self.settings.api.shutdown_step_seconds
         if self.worker is not None:
-            await self.worker.stop()
+            await bounded_step(self.worker.stop(), what="the run worker", timeout=bound)
         if self.background:
             # Let turns that outlived their HTTP client finish, so their checkpoints land.
             await asyncio.wait(self.background, timeout=self.settings.llm.timeout_seconds)
-        await self.components.aclose()
-        await self.llm.aclose()
-        await self.stores.close()
+        await bounded_step(self.components.aclose(), what="the components", timeout=bound)
+        await bounded_step(self.llm.aclose(), what="the LLM clients", timeout=bound)
+        await bounded_step(self.stores.close(), what="the stores", timeout=bound)
 
 
 def redis_saver(stores: Stores, settings: Settings) -> BaseCheckpointSaver[Any]:

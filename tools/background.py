@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Iterable
+from collections.abc import Awaitable, Iterable
 from typing import Any
 
 log = logging.getLogger(__name__)
@@ -57,3 +57,19 @@ async def stop_tasks(
     """:func:`stop_task` for each of `tasks` at once; True when every one ended."""
     results = await asyncio.gather(*(stop_task(task, what=what, timeout=timeout) for task in tasks))
     return all(results)
+
+
+async def bounded_step(step: Awaitable[Any], *, what: str, timeout: float) -> bool:
+    """Run one shutdown step for up to `timeout` seconds; past that, it is stopped (as by
+    :func:`stop_task`) with an error naming `what`, and False is returned. The step's own
+    error is logged, not raised: the steps after it must still run."""
+    task = asyncio.ensure_future(step)
+    done, _ = await asyncio.wait({task}, timeout=timeout)
+    if not done:
+        log.error("shutdown: %s took more than %.1f s; stopping it", what, timeout)
+        await stop_task(task, what=what, timeout=RECANCEL_SECONDS * 4)
+        return False
+    if not task.cancelled() and task.exception() is not None:
+        log.warning("shutdown: %s failed: %r", what, task.exception())
+        return False
+    return True

@@ -1,5 +1,6 @@
-"""`tools.background.stop_task`: a task that swallows a cancel is cancelled again; one that
-swallows every cancel is left after the bound, with an error naming it."""
+"""`tools.background`: a task that swallows a cancel is cancelled again; one that swallows
+every cancel is left after the bound, with an error naming it; a shutdown step that hangs or
+fails is named in the log and the steps after it still run."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import logging
 
 import pytest
 
-from tools.background import stop_task, stop_tasks
+from tools.background import bounded_step, stop_task, stop_tasks
 
 
 async def _swallowing(times: int, started: asyncio.Event) -> str:
@@ -67,3 +68,19 @@ async def test_several_tasks_and_finished_ones() -> None:
     await started.wait()
     assert await stop_tasks([done, running], what="a sender") is True
     assert await stop_task(None, what="nothing") is True
+
+
+async def test_a_shutdown_step_that_hangs_is_named_and_left(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    forever = asyncio.Event()
+    with caplog.at_level(logging.WARNING, logger="tools.background"):
+        assert await bounded_step(forever.wait(), what="the stores", timeout=0.2) is False
+        assert await bounded_step(_fails(), what="the LLM clients", timeout=5) is False
+        assert await bounded_step(asyncio.sleep(0), what="the worker", timeout=5) is True
+    assert "shutdown: the stores took more than 0.2 s" in caplog.text
+    assert "shutdown: the LLM clients failed: ValueError('closed twice')" in caplog.text
+
+
+async def _fails() -> None:
+    raise ValueError("closed twice")
