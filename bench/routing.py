@@ -10,7 +10,9 @@ Two sets are routed in one run, each in its own fresh knowledge base:
   as the bench's user, which the personal agents' data probes search). It was written by
   someone who never read the router; its ``frozen`` split is reported beside its
   ``calibration`` split, per agent, and is never used to choose anything (the misrouted list
-  names frozen messages by id only, so nobody tunes on their texts). ``--data`` alone routes
+  names frozen messages by id only, so nobody tunes on their texts). Later calibration rows
+  over the same data, by another labeler, sit beside it as ``calibration*.jsonl`` and join
+  its ``calibration`` split. ``--data`` alone routes
   that one set (``--frozen DIR`` adds the frozen set back).
 
 What it does per set:
@@ -152,6 +154,23 @@ class LabeledSet:
     handbook: Path
     personal: Path | None = None
     """The user's own tasks, meals and events (JSON, see bench/data/frozen/routing/README)."""
+    extra: tuple[Path, ...] = ()
+    """Further calibration rows over the same data (``calibration*.jsonl`` beside the frozen
+    set's messages, written later by another labeler): tuning data only, every row's split
+    must be ``calibration``."""
+
+    def rows(self) -> list[Row]:
+        """The set's rows and its extra calibration rows (ids unique across the files)."""
+        rows = load_rows(self.data)
+        seen = {r.id for r in rows}
+        for path in self.extra:
+            for row in load_rows(path):
+                if row.split != "calibration" or row.id in seen:
+                    raise SystemExit(f"{path}: row {row.id!r} must be a calibration row with an "
+                                     "id no other file of the set uses")  # fmt: skip
+                seen.add(row.id)
+                rows.append(row)
+        return rows
 
 
 #: ``fixture(services, labeled_set, stack)``: stores a set's data where a probe searches it and
@@ -437,7 +456,7 @@ def report(
 
 async def run_set(labeled: LabeledSet, args: argparse.Namespace) -> dict[str, Any]:
     """Route one labeled set in its own fresh knowledge base (and personal data) and report."""
-    rows = load_rows(labeled.data)
+    rows = labeled.rows()
     workdir = Path(tempfile.mkdtemp(prefix="switchyard-routing-"))
     workdir.chmod(0o711)  # pgserver runs Postgres as its own user when started by root
     try:
@@ -511,6 +530,7 @@ def labeled_sets(args: argparse.Namespace) -> list[LabeledSet]:
         sets.append(LabeledSet(
             "the frozen independent set (issue 28)", frozen_dir / "messages.jsonl",
             frozen_dir / "handbook", frozen_dir / "personal.json",
+            tuple(sorted(frozen_dir.glob("calibration*.jsonl"))),
         ))  # fmt: skip
     return sets
 
