@@ -24,6 +24,7 @@ import redis
 import redis.asyncio as aredis
 
 from config import Settings
+from tests.support.hang_report import reported_after
 from tests.support.pgvector import PgvectorServer
 from tests.support.servers import RedisServer, free_port
 from tests.support.stub_openai import StubOpenAI, echo_responder
@@ -132,6 +133,24 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             )
     except psycopg.Error as exc:  # a leftover role is harmless; say so and move on
         print(f"\nnote: analytics reader role {ANALYTICS_TEST_READER} not dropped ({exc})")
+
+
+@pytest.fixture(autouse=True)
+def _hang_report(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Print every asyncio task's stack 20 s before pytest-timeout ends a test that hangs (set
+    up first, torn down last: it covers the other fixtures' teardown, where a hung app shutdown
+    waits)."""
+    marker = request.node.get_closest_marker("timeout")
+    timeout = (
+        float(marker.args[0])
+        if marker and marker.args
+        else float(request.config.getini("timeout") or 0)
+    )
+    if timeout <= 30:
+        yield
+        return
+    with reported_after(timeout - 20):
+        yield
 
 
 @pytest.fixture
