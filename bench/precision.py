@@ -2,7 +2,8 @@
 
 First (issue 28), the independent judged set ``bench/data/frozen/smells`` (written by a
 labeler who never read the rules; see ``bench/data/frozen/README.md``): for its ``frozen``
-split (the accuracy figure, never used for tuning) and its ``calibration`` split, how many
+split (the accuracy figure, never used for tuning) and its ``calibration`` split (with the
+second calibration set, ``calibration2_judgments.jsonl``: click, more-itertools, dateutil), how many
 judged findings of each verdict (worth-fixing / noise / wrong) the default profile keeps (a
 finding is kept when the default profile reports it at the same file, line and smell), then
 the strict profile's F1 on the labelled fixtures (``bench/strict_f1.py``).
@@ -56,6 +57,9 @@ from tools.test_analysis.schemas import AnalysisConfig, Issue, SourceFile
 
 DATA = Path(__file__).resolve().parent / "data" / "precision_judgments.jsonl"
 FROZEN = Path(__file__).resolve().parent / "data" / "frozen" / "smells" / "judgments.jsonl"
+#: A second calibration set by another labeler (bench/data/frozen/smells/CALIBRATION2.md):
+#: tuning data only; its projects were earlier tuning suites (other versions).
+CALIBRATION2 = FROZEN.with_name("calibration2_judgments.jsonl")
 DEFAULT_CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "switchyard-bench"
 TARGET = 0.80  # issue 12: >= 0.80 of default-profile findings are TRUE
 #: Issue 28: the default profile keeps >= 80 % of the worth-fixing findings, <= 20 % of noise.
@@ -124,6 +128,9 @@ INDEPENDENT = (
     Suite("itsdangerous", "2.2.0", "tests", "frozen"),
     Suite("tomlkit", "0.13.2", "tests", "calibration"),
     Suite("jsonschema", "4.23.0", "jsonschema/tests", "calibration"),
+    Suite("click", "8.5.1", "tests", "calibration"),
+    Suite("more-itertools", "11.2.1", "tests", "calibration"),
+    Suite("python-dateutil", "4.0.0", "tests", "calibration"),
 )
 VERDICTS = ("worth-fixing", "noise", "wrong")
 
@@ -214,7 +221,7 @@ def independent_report(cache: Path, *, detail: bool = False) -> dict[str, dict[s
     verdict the default profile keeps (reports at the same file, line and smell); returns
     the kept fractions per split and verdict. ``detail`` lists the calibration split's
     findings one by one (never the frozen split's: it is not read while tuning)."""
-    judgments = load_judgments(FROZEN)
+    judgments = load_judgments(FROZEN) + load_judgments(CALIBRATION2)
     default: dict[str, set[tuple[str, int, str]]] = {}
     strict: dict[str, set[tuple[str, int, str]]] = {}
     for suite in INDEPENDENT:
