@@ -228,8 +228,10 @@ class LLMFactory:
                 self._ahttp = llm_transport.async_client(
                     self._policy, max_concurrency=limit, timeout=timeout
                 )
+            from tools.providers.openai_client import plain_completions
+
             key = s.llm.openai_api_key.get_secret_value() if s.llm.openai_api_key else "not-needed"
-            return ChatOpenAI(
+            model = ChatOpenAI(
                 model=name or s.llm.openai_model,
                 base_url=self.choice.base_url,
                 api_key=key,
@@ -241,6 +243,9 @@ class LLMFactory:
                 stream_usage=True,
                 **common,
             )
+            # the SDK's body transform is an identity for what ChatOpenAI sends: skipped
+            plain_completions(model)
+            return model
         from langchain_ollama import ChatOllama
 
         sync_kw, async_kw = llm_transport.transport_kwargs(
