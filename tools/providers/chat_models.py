@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import threading
 from dataclasses import dataclass
+from functools import cache
 from typing import Any, Literal
 
 import httpx
@@ -25,6 +26,9 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage
 from langchain_core.outputs import LLMResult
 from langchain_core.rate_limiters import InMemoryRateLimiter
+from langchain_core.runnables import Runnable
+from langchain_core.utils.function_calling import convert_to_openai_tool
+from pydantic import BaseModel
 
 from config import Settings, redact_url
 from tools.providers import transport as llm_transport
@@ -266,6 +270,28 @@ class LLMFactory:
             await self._ahttp.aclose()
         if self._http is not None:
             self._http.close()
+
+
+@cache
+def _trace_format(schema: type[BaseModel]) -> dict[str, Any]:
+    return {
+        "kwargs": {"method": "function_calling", "strict": None},
+        "schema": convert_to_openai_tool(schema),
+    }
+
+
+def function_calling(model: BaseChatModel, schema: type[BaseModel]) -> Runnable[Any, Any]:
+    """``model.with_structured_output(schema, method="function_calling")``. For `ChatOpenAI`
+    its tracing metadata carries the schema as the OpenAI tool it already is: given the class,
+    LangChain converts it to a JSON schema again on every call (pydantic's schema generation
+    per call). Other models refuse the extra argument, and get the plain call."""
+    from langchain_openai.chat_models.base import BaseChatOpenAI
+
+    if isinstance(model, BaseChatOpenAI):
+        return model.with_structured_output(
+            schema, method="function_calling", ls_structured_output_format=_trace_format(schema)
+        )
+    return model.with_structured_output(schema, method="function_calling")
 
 
 def message_text(message: AIMessage | Any) -> str:
