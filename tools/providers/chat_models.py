@@ -150,6 +150,11 @@ def detect_provider(settings: Settings) -> ProviderChoice:
 class UsageCounter(UsageMetadataCallbackHandler):
     """Token usage per model (LangChain's handler) plus a count of completed LLM calls."""
 
+    # Called in the caller's thread: a sync handler that is not inline is sent to a worker
+    # thread for every event of every async call (start and end, twice a chat turn) to add
+    # a few numbers under a lock.
+    run_inline = True
+
     def __init__(self) -> None:
         super().__init__()
         self.calls = 0
