@@ -61,6 +61,7 @@ from agents.contract.spec import DataProbe
 from agents.contract.state import RouteDecision
 from graph.prompts import ROUTER_SYSTEM
 from graph.registry import AgentRegistry
+from tools.providers.chat_models import function_calling
 
 if TYPE_CHECKING:
     from agents.contract.context import AgentServices
@@ -388,10 +389,7 @@ class Router:
             cached = self._structured
             if cached is None or cached[0] is not model:
                 # building it converts RoutingDecision to a tool schema: once per model
-                cached = self._structured = (
-                    model,
-                    model.with_structured_output(RoutingDecision, method="function_calling"),
-                )
+                cached = self._structured = (model, function_calling(model, RoutingDecision))
             raw = await cached[1].ainvoke([SystemMessage(self._router_system), HumanMessage(text)])
         except Exception as exc:  # the router must always answer; the default takes over
             log.warning("LLM routing failed (%s); using the default agent", exc)

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
+from typing import Any
 
 import openai
 import pytest
 import redis
+from langchain_core.outputs import LLMResult
 
 from config import Settings
 from tests.support.stub_openai import StubOpenAI
 from tools.providers.cache import RedisLLMCache
-from tools.providers.chat_models import LLMConfigError, LLMFactory, detect_provider
+from tools.providers.chat_models import LLMConfigError, LLMFactory, UsageCounter, detect_provider
 
 
 def test_auto_picks_the_openai_server_when_it_answers(
@@ -148,6 +151,26 @@ def test_token_usage_is_counted(
     model_usage = usage["by_model"][s.llm.openai_model]
     assert model_usage["total_tokens"] == model_usage["input_tokens"] + model_usage["output_tokens"]
     assert model_usage["input_tokens"] >= 5
+
+
+async def test_token_usage_of_async_calls_is_counted_on_the_callers_thread(
+    stub_settings: Callable[..., Settings], stub_openai: StubOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    factory = _factory(stub_settings())
+    llm = factory.get_llm()
+    assert llm is not None
+    threads: list[int] = []
+    on_llm_end = UsageCounter.on_llm_end
+
+    def spy(self: UsageCounter, response: LLMResult, **kwargs: Any) -> None:
+        threads.append(threading.get_ident())
+        on_llm_end(self, response, **kwargs)
+
+    monkeypatch.setattr(UsageCounter, "on_llm_end", spy)
+    await llm.ainvoke("one two three")
+    await llm.ainvoke("four five")
+    assert factory.usage.snapshot()["calls"] == 2
+    assert threads == [threading.get_ident()] * 2  # inline: no worker-thread hop per event
 
 
 def test_fast_role_uses_the_cheaper_model(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 from langchain_core.embeddings import Embeddings
@@ -132,3 +133,21 @@ def test_registry_rejects_duplicates() -> None:
     registry.register(RECIPES)
     with pytest.raises(ValueError, match="registered twice"):
         registry.register(RECIPES)
+
+
+def test_the_llm_tiers_trace_metadata_is_the_schemas() -> None:
+    # ChatOpenAI's structured runnable carries the schema precomputed: the same metadata
+    from langchain_core.language_models.chat_models import _format_ls_structured_output
+    from langchain_openai import ChatOpenAI
+
+    from tools.providers.chat_models import function_calling
+
+    model = ChatOpenAI(model="m", api_key="sk-test", base_url="http://llm.test/v1")
+    bound: Any = function_calling(model, RoutingDecision)
+    given = bound.first.kwargs["ls_structured_output_format"]
+    assert given["schema"] is not RoutingDecision
+    assert _format_ls_structured_output(given) == _format_ls_structured_output(
+        {"kwargs": {"method": "function_calling", "strict": None}, "schema": RoutingDecision}
+    )
+    # a model that refuses the extra argument gets the plain call
+    assert function_calling(ScriptedChatModel(), RoutingDecision) is not None

@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import threading
 from dataclasses import dataclass
+from functools import cache
 from typing import Any, Literal
 
 import httpx
@@ -25,6 +26,9 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage
 from langchain_core.outputs import LLMResult
 from langchain_core.rate_limiters import InMemoryRateLimiter
+from langchain_core.runnables import Runnable
+from langchain_core.utils.function_calling import convert_to_openai_tool
+from pydantic import BaseModel
 
 from config import Settings, redact_url
 from tools.providers import transport as llm_transport
@@ -146,6 +150,11 @@ def detect_provider(settings: Settings) -> ProviderChoice:
 class UsageCounter(UsageMetadataCallbackHandler):
     """Token usage per model (LangChain's handler) plus a count of completed LLM calls."""
 
+    # Called in the caller's thread: a sync handler that is not inline is sent to a worker
+    # thread for every event of every async call (start and end, twice a chat turn) to add
+    # a few numbers under a lock.
+    run_inline = True
+
     def __init__(self) -> None:
         super().__init__()
         self.calls = 0
@@ -228,8 +237,10 @@ class LLMFactory:
                 self._ahttp = llm_transport.async_client(
                     self._policy, max_concurrency=limit, timeout=timeout
                 )
+            from tools.providers.openai_client import plain_completions
+
             key = s.llm.openai_api_key.get_secret_value() if s.llm.openai_api_key else "not-needed"
-            return ChatOpenAI(
+            model = ChatOpenAI(
                 model=name or s.llm.openai_model,
                 base_url=self.choice.base_url,
                 api_key=key,
@@ -241,6 +252,9 @@ class LLMFactory:
                 stream_usage=True,
                 **common,
             )
+            # the SDK's body transform is an identity for what ChatOpenAI sends: skipped
+            plain_completions(model)
+            return model
         from langchain_ollama import ChatOllama
 
         sync_kw, async_kw = llm_transport.transport_kwargs(
@@ -261,6 +275,28 @@ class LLMFactory:
             await self._ahttp.aclose()
         if self._http is not None:
             self._http.close()
+
+
+@cache
+def _trace_format(schema: type[BaseModel]) -> dict[str, Any]:
+    return {
+        "kwargs": {"method": "function_calling", "strict": None},
+        "schema": convert_to_openai_tool(schema),
+    }
+
+
+def function_calling(model: BaseChatModel, schema: type[BaseModel]) -> Runnable[Any, Any]:
+    """``model.with_structured_output(schema, method="function_calling")``. For `ChatOpenAI`
+    its tracing metadata carries the schema as the OpenAI tool it already is: given the class,
+    LangChain converts it to a JSON schema again on every call (pydantic's schema generation
+    per call). Other models refuse the extra argument, and get the plain call."""
+    from langchain_openai.chat_models.base import BaseChatOpenAI
+
+    if isinstance(model, BaseChatOpenAI):
+        return model.with_structured_output(
+            schema, method="function_calling", ls_structured_output_format=_trace_format(schema)
+        )
+    return model.with_structured_output(schema, method="function_calling")
 
 
 def message_text(message: AIMessage | Any) -> str:
