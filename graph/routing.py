@@ -16,7 +16,9 @@
 Evidence weighed across tiers (issue 28), each knob calibrated on calibration splits only:
 - a weak keyword decision (exactly MIN_KEYWORD_HITS hits) yields to another agent whose data
   is near certain (ROUTE_DATA_OVERRIDE): two incidental words ("hi" and "hello" inside a pasted
-  test) do not outweigh a probe that recognised the user's own kind of data;
+  test) do not outweigh a probe that recognised the user's own kind of data; a keyword decision
+  for two agents goes to the one of them whose data is near certain while the other's does not
+  reach the threshold (code that sums a meal's calories is the coding agent's);
 - a data decision yields to a clearly stronger similarity to another agent
   (ROUTE_SEMANTIC_STRONG) unless the data score reaches ROUTE_DATA_OVERRIDE: a message that
   shares a few handbook words but reads as a calendar request is the calendar's;
@@ -336,6 +338,8 @@ class Router:
     def weigh_keywords(self, found: RouteDecision, scores: dict[str, float]) -> RouteDecision:
         """A weak keyword decision yields to another agent's data when that data is near
         certain, or passes the threshold while the keyword agent's own data matches less."""
+        if len(found["agents"]) > 1:
+            return self._one_of(found, scores)
         best = max(scores.items(), key=lambda kv: kv[1], default=None)
         if best is None or best[0] in found["agents"]:
             return found
@@ -350,6 +354,21 @@ class Router:
         return decision(
             [name], "data", score, f"the {name} agent's data matches ({why}), above "
             f"{found['reason']}",
+        )  # fmt: skip
+
+    def _one_of(self, found: RouteDecision, scores: dict[str, float]) -> RouteDecision:
+        """Keywords of two agents: the one whose data is near certain, while the other's does
+        not reach the threshold, answers alone ("a python function that sums the calories of
+        meals": code about meals, not a meal)."""
+        sure = [a for a in found["agents"] if scores.get(a, 0.0) >= self.evidence.data_override]
+        if len(sure) != 1 or any(
+            scores.get(a, 0.0) >= self.data_threshold for a in found["agents"] if a != sure[0]
+        ):
+            return found
+        score = scores[sure[0]]
+        return decision(
+            [sure[0]], "data", score, f"the {sure[0]} agent's data matches ({score:.2f} >= "
+            f"{self.evidence.data_override:.2f}), among {found['reason']}",
         )  # fmt: skip
 
     def weigh(
@@ -410,10 +429,10 @@ class Router:
         that is sure wins."""
         hits = self.keyword_hits(text)
         found = self.by_keywords(text, hits)
-        if found is not None and not self._weak(hits, found):
+        if found is not None and len(found["agents"]) == 1 and not self._weak(hits, found):
             return found
         scores = await self.data_scores(text, owner)
-        if found is not None:  # weak keywords: weighed against the agents' data
+        if found is not None:  # weak or shared keywords: weighed against the agents' data
             return self.weigh_keywords(found, scores)
         found = self.by_data(scores)
         sims, by_sims = await asyncio.to_thread(self._similarity_tier, text, found is None)

@@ -19,7 +19,7 @@ from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
 from agents.analytics.probe import ANALYSIS, analysis_evidence
-from agents.coding.probe import ABOUT, CODE, code_evidence
+from agents.coding.probe import ABOUT, CODE, REQUEST, code_evidence
 from agents.contract.state import RouteDecision
 from agents.knowledge.probe import is_command, passage_score, passage_stems
 from agents.personal.evidence import time_span
@@ -300,3 +300,35 @@ async def test_a_question_about_the_assistant_itself_is_the_default_agents(route
     ):
         chosen = await route(message)
         assert chosen["agent"] == "chat", (message, chosen)
+
+
+def test_a_request_for_code_that_names_no_python_is_code_evidence() -> None:
+    # a term only programming uses, a function asked for by what it does, a module attribute
+    for request in (
+        "write me a decorator that logs how long a call takes",
+        "why is my recursive permutation generator so slow?",
+        "give me a snippet that reads a config file",
+        "turn a nested dict into dotted keys",
+        "function that checks whether a string is a palindrome",
+        "the upload hangs forever on requests.post, any idea?",
+        "code up a quick binary search",
+    ):
+        assert code_evidence(request) == REQUEST, request
+    # the same words in other senses, and a script of the handbook's
+    for other in (
+        "what is the method to claim travel expenses?",
+        "how do I run the weekly export script?",
+        "what's the function of the shift supervisor?",
+    ):
+        assert code_evidence(other) is None, other
+
+
+async def test_code_that_works_on_another_agents_data_is_the_coding_agents(route: Route) -> None:
+    for message in (
+        # names the food agent's words (its keywords tie with the coding agent's)
+        "write a python function that averages the protein of my breakfast meals",
+        # a calendar word, and no coding keyword
+        "function that finds free slots between two lists of meetings",
+    ):
+        chosen = await route(message)
+        assert chosen["agents"] == ["coding"], (message, chosen)
