@@ -1,7 +1,8 @@
 """Route decisions: keywords → the agents' data → embedding similarity → LLM → default agent.
 
-1. Keywords: an agent with 2+ distinct keyword hits wins when it is clearly ahead (at least
-   twice the hits of the runner-up); two agents that both have 2+ hits and are close both run.
+1. Keywords (whole words; case and apostrophes ignored, "dont" is "don't"): an agent with 2+
+   distinct keyword hits wins when it is clearly ahead (at least twice the hits of the
+   runner-up); two agents that both have 2+ hits and are close both run.
 2. Data: each agent with a data probe (``AgentSpec.probe``; the knowledge agent's searches the
    owner's documents) scores how well its own data matches the message; the best score at or
    above ROUTE_DATA_THRESHOLD wins. The probes of one message run concurrently within
@@ -177,11 +178,12 @@ class Router:
             evidence = Evidence.from_settings(services.settings) if services else Evidence()
         self.evidence = evidence
         # each keyword with its literal text: a keyword whose text is not in the message cannot
-        # match, and a substring test is much cheaper than the regex (hundreds per message)
+        # match, and a substring test is much cheaper than the regex (hundreds per message);
+        # both without apostrophes, which users often skip ("dont", "whats on")
         self._patterns = {
             agent.name: [
-                (k.lower(), re.compile(rf"(?<![\w-]){re.escape(k.lower())}(?![\w-])"))
-                for k in agent.keywords
+                (k, re.compile(rf"(?<![\w-]){re.escape(k)}(?![\w-])"))
+                for k in dict.fromkeys(_bare(k) for k in agent.keywords)
             ]
             for agent in registry
         }
@@ -196,7 +198,7 @@ class Router:
     # --- 1. keywords ---------------------------------------------------------------------
     def keyword_hits(self, text: str) -> dict[str, int]:
         """Distinct keywords of each agent found in `text` (whole words, case-insensitive)."""
-        lowered = text.lower()
+        lowered = _bare(text)
         return {
             name: sum(1 for word, rx in patterns if word in lowered and rx.search(lowered))
             for name, patterns in self._patterns.items()
@@ -452,6 +454,11 @@ class Router:
                 )
             found = decision([self.registry.default], "default", 0.0, reason)
         return found
+
+
+def _bare(text: str) -> str:
+    """``text`` lowercased, without apostrophes: keywords match "dont" as "don't"."""
+    return text.lower().replace("'", "").replace("\u2019", "")
 
 
 def _unit(matrix: np.ndarray) -> np.ndarray:

@@ -22,7 +22,7 @@ from agents.analytics.probe import ANALYSIS, analysis_evidence
 from agents.coding.probe import ABOUT, CODE, REQUEST, code_evidence
 from agents.contract.state import RouteDecision
 from agents.knowledge.probe import is_command, passage_score, passage_stems
-from agents.personal.evidence import time_span
+from agents.personal.evidence import asks_event_detail, event_wording, task_wording, time_span
 from config import Settings
 from graph.nodes import RouterCache
 from graph.routing import Router
@@ -332,3 +332,51 @@ async def test_code_that_works_on_another_agents_data_is_the_coding_agents(route
     ):
         chosen = await route(message)
         assert chosen["agents"] == ["coding"], (message, chosen)
+
+
+def test_a_command_or_question_worded_for_a_personal_kind_of_item() -> None:
+    # a task: opened with "todo", put on the user's list, checked off, not to be forgotten
+    for task in (
+        "todo renew the parking permit, high prio",
+        "stick 'order new glasses' on my to-do list",
+        "tick off 'pay the plumber'",
+        "do not let me forget the library books",
+    ):
+        assert task_wording(task), task
+    # an event: moved or blocked to a clock time or a day, added on a day at a time, or a
+    # question whether the user is free or what is on for a day
+    for event in (
+        "push the dentist to 4:30",
+        "shift the yoga class to thursday",
+        "block 2 to 4 tomorrow for deep work",
+        "add drinks with the neighbours on saturday at 8pm",
+        "are we free on sunday?",
+        "whats on this weekend",
+    ):
+        assert event_wording(event), event
+    # a task named, a count rather than a time, a question about something else
+    for other in (
+        "push the deadline for the report to friday",
+        "move 2 to 4 replicas into the new region",
+        "what's happening with the quarterly numbers?",
+        "todos are endless this month",
+    ):
+        assert not event_wording(other) and not task_wording(other), other
+    assert asks_event_detail("where is the board dinner?")
+    assert asks_event_detail("how long does the kickoff last?")
+
+
+async def test_personal_commands_that_name_no_stored_item_reach_their_agent(
+    route: Route,
+) -> None:
+    # no two keywords, no stored task or event like them (the user only logged meals)
+    for message, agent in (
+        ("move my physio to 5", "event"),
+        ("block 13:00 to 14:30 on monday for the quarterly report", "event"),
+        ("am i free thursday morning?", "event"),
+        ("todo return the rental car", "task"),
+        ("put 'renew the badge' on my list for tuesday", "task"),
+        ("dont let me forget the gym bag", "task"),
+    ):
+        chosen = await route(message)
+        assert chosen["agent"] == agent, (message, chosen)
