@@ -30,7 +30,8 @@ Evidence weighed across tiers (issue 28), each knob calibrated on calibration sp
   (`SMALL_TALK`), embedded like an agent's examples; when the message is at least as close to
   them than to any agent (by ROUTE_SMALLTALK_LEAD), the default agent answers, so "I just
   finished a big project at work" is conversation, not a task; so is a question about the
-  assistant itself (`ABOUT_ASSISTANT`: "which of your agents handles my calendar?").
+  assistant itself (`ABOUT_ASSISTANT`: "which of your agents handles my calendar?", "what's
+  your favourite pizza?"), which the data tier does not decide either.
 
 Why the data tier sits before similarity and the LLM: it is the only evidence of what the
 user's own data holds. Descriptions and examples are generic ("answers questions from your
@@ -102,7 +103,10 @@ SMALL_TALK = (
 ABOUT_ASSISTANT = re.compile(
     r"\b(?:which|what)\s+(?:of\s+)?(?:your|the)\s+(?:agents?|assistants?|tools|skills|features|"
     r"capabilities)\b|\bwhat\s+(?:else\s+)?can\s+you\s+(?:do|help)\b|"
-    r"\bwhat\s+are\s+you\s+(?:able|capable)\b|\bhow\s+can\s+you\s+help\b|\bwho\s+are\s+you\b",
+    r"\bwhat\s+are\s+you\s+(?:able|capable)\b|\bhow\s+can\s+you\s+help\b|\bwho\s+are\s+you\b|"
+    # the assistant's own tastes and opinions ("what's your favourite pizza?"): conversation,
+    # however well the user's own data (a pizza they logged) matches the subject
+    r"\byour\s+(?:favou?rites?|opinion|preference)\b|\bdo\s+you\s+(?:like|love|prefer|enjoy)\b",
     re.IGNORECASE,
 )
 
@@ -436,7 +440,8 @@ class Router:
         scores = await self.data_scores(text, owner)
         if found is not None:  # weak or shared keywords: weighed against the agents' data
             return self.weigh_keywords(found, scores)
-        found = self.by_data(scores)
+        # a question about the assistant is not one to the user's data (`by_similarity`)
+        found = None if ABOUT_ASSISTANT.search(text) else self.by_data(scores)
         sims, by_sims = await asyncio.to_thread(self._similarity_tier, text, found is None)
         if found is None:
             found = by_sims

@@ -380,3 +380,14 @@ async def test_personal_commands_that_name_no_stored_item_reach_their_agent(
     ):
         chosen = await route(message)
         assert chosen["agent"] == agent, (message, chosen)
+
+
+async def test_a_question_about_the_assistants_own_tastes_is_conversation(route: Route) -> None:
+    # the user logged a chicken curry: the food agent's data matches the subject, but the
+    # question asks the assistant, not the user's diary
+    for message in (
+        "what is your favourite curry?",
+        "do you like chicken curry?",
+    ):
+        chosen = await route(message)
+        assert chosen["agent"] == "chat", (message, chosen)
