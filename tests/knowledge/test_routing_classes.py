@@ -391,3 +391,16 @@ async def test_a_question_about_the_assistants_own_tastes_is_conversation(route:
     ):
         chosen = await route(message)
         assert chosen["agent"] == "chat", (message, chosen)
+
+
+async def test_a_test_named_by_its_identifier_is_the_test_agents(route: Route) -> None:
+    # prose about one test, no pasted code and at most one keyword
+    for message in (
+        "is test_refund_over_limit doing too much? it asserts six different things",
+        "TestVoucherRules keeps timing out in CI, why would that be",
+    ):
+        chosen = await route(message)
+        assert (chosen["agent"], chosen["method"]) == ("test_analysis", "data"), (message, chosen)
+    # a path to a test file or the word alone names no test
+    chosen = await route("where do the vouchers rules live, tests/test_vouchers.py?")
+    assert chosen["agent"] != "test_analysis", chosen
