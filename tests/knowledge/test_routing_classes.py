@@ -404,3 +404,12 @@ async def test_a_test_named_by_its_identifier_is_the_test_agents(route: Route) -
     # a path to a test file or the word alone names no test
     chosen = await route("where do the vouchers rules live, tests/test_vouchers.py?")
     assert chosen["agent"] != "test_analysis", chosen
+
+
+def test_a_count_or_a_superlative_of_a_measure_is_an_analysis() -> None:
+    measures = ("defect rate", "plant", "revenue", "sales", "units built")
+    assert analysis_evidence("how many units built did the plant report in may", measures)
+    assert analysis_evidence("which month was our slowest for sales?", measures) == ANALYSIS
+    assert analysis_evidence("total revenue for 2025 please", measures) == ANALYSIS
+    # a count of something that is no measure of the dataset
+    assert analysis_evidence("how many approvals does a release need?", measures) is None
