@@ -12,7 +12,9 @@
    best match per agent); the best agent wins when it passes the threshold with a margin.
 4. LLM: a structured `RoutingDecision` from the fast model, when a model is configured.
 5. Default: the registry's default agent (chat), confidence 0; its reason names the closest
-   data match, if a probe found one below the threshold.
+   data match, if a probe found one below the threshold. A question that nothing claimed goes
+   instead to an agent answering questions from the owner's data (the knowledge agent) when its
+   data matches nearly as well as the threshold (ROUTE_DATA_SUPPORT).
 
 Evidence weighed across tiers (issue 28), each knob calibrated on calibration splits only:
 - a weak keyword decision (exactly MIN_KEYWORD_HITS hits) yields to another agent whose data
@@ -109,6 +111,16 @@ ABOUT_ASSISTANT = re.compile(
     r"\byour\s+(?:favou?rites?|opinion|preference)\b|\bdo\s+you\s+(?:like|love|prefer|enjoy)\b",
     re.IGNORECASE,
 )
+
+
+#: A question: it ends with a question mark or opens with a question word.
+_QUESTION = re.compile(
+    r"\?\s*$|^\W*(?:who|what|whats|what's|when|where|why|how|which|do|does|did|is|are|should|"
+    r"must|may)\b",
+    re.IGNORECASE,
+)
+#: A request to the assistant ("can you recommend a book?"), not a question of fact.
+_ASKS_ASSISTANT = re.compile(r"^\W*(?:please\s+)?(?:can|could|would|will)\s+you\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -404,6 +416,28 @@ class Router:
                 )  # fmt: skip
         return found
 
+    def unclaimed_question(self, text: str, scores: dict[str, float]) -> RouteDecision | None:
+        """A question no tier claimed, asked of an agent that answers questions from the
+        owner's data (its card's ``answer_from_data``: the knowledge agent) when that data
+        matches it nearly as well as the threshold (ROUTE_DATA_SUPPORT): it quotes what the
+        documents say, where the default agent could only guess. A request to the assistant
+        ("can you recommend ...?") is not such a question."""
+        if not _QUESTION.search(text) or _ASKS_ASSISTANT.search(text):
+            return None
+        answering = [
+            (name, score)
+            for name, score in scores.items()
+            if self.registry[name].answer_from_data is not None
+        ]
+        best = max(answering, key=lambda kv: kv[1], default=None)
+        if best is None or best[1] < self.evidence.data_support:
+            return None
+        name, score = best
+        return decision(
+            [name], "data", score, f"a question no agent claimed; the {name} agent's data is "
+            f"the closest ({score:.2f} >= {self.evidence.data_support:.2f})",
+        )  # fmt: skip
+
     # --- 4. LLM --------------------------------------------------------------------------
     async def by_llm(self, text: str) -> RouteDecision | None:
         model = self._llm()
@@ -449,6 +483,8 @@ class Router:
             found = self.weigh(found, scores, sims)
         if found is None:
             found = await self.by_llm(text)
+        if found is None:
+            found = self.unclaimed_question(text, scores)
         if found is None:
             reason = "no agent matched, so the default agent answers"
             if scores:

@@ -413,3 +413,26 @@ def test_a_count_or_a_superlative_of_a_measure_is_an_analysis() -> None:
     assert analysis_evidence("total revenue for 2025 please", measures) == ANALYSIS
     # a count of something that is no measure of the dataset
     assert analysis_evidence("how many approvals does a release need?", measures) is None
+
+
+def test_an_unclaimed_question_near_the_threshold_is_asked_of_the_documents() -> None:
+    # the router's last rule before the default agent, on the probes' scores alone: a
+    # question whose documents match nearly as well as the threshold goes to the knowledge
+    # agent, even when a stored item matches it about as well; a statement or a weaker match
+    # stays with the default agent
+    router = Router(build_registry(), embeddings=None, llm=lambda: None)
+    support = router.evidence.data_support
+    near = {"knowledge": support + 0.03, "task": support + 0.05}
+    chosen = router.unclaimed_question("the queue is still down, who takes over now?", near)
+    assert chosen is not None and chosen["agent"] == "knowledge", chosen
+    assert router.unclaimed_question("the queue is still down, sigh", near) is None
+    assert router.unclaimed_question("could you suggest a podcast for the train?", near) is None
+    weak = {"knowledge": support - 0.1}
+    assert router.unclaimed_question("who takes over now?", weak) is None
+
+
+async def test_a_short_question_just_below_the_data_threshold_is_the_handbooks(
+    route: Route,
+) -> None:
+    chosen = await route("customer waited 15 min on a complaint - then what?")
+    assert chosen["agent"] == "knowledge", chosen
