@@ -131,7 +131,8 @@ class RoutingSettings(SettingsGroup):
         ge=0.0,
         le=1.0,
         description="Routing: a data-probe score (below ROUTE_DATA_THRESHOLD) that takes a "
-        "message from a similarity decision for an agent whose own data matches less.",
+        "message from a similarity decision for an agent whose own data matches less, and "
+        "sends a question no routing method claimed to the knowledge agent.",
     )
     smalltalk_lead: float = Field(
         0.03,

@@ -1,7 +1,8 @@
 """Route decisions: keywords → the agents' data → embedding similarity → LLM → default agent.
 
-1. Keywords: an agent with 2+ distinct keyword hits wins when it is clearly ahead (at least
-   twice the hits of the runner-up); two agents that both have 2+ hits and are close both run.
+1. Keywords (whole words; case and apostrophes ignored, "dont" is "don't"): an agent with 2+
+   distinct keyword hits wins when it is clearly ahead (at least twice the hits of the
+   runner-up); two agents that both have 2+ hits and are close both run.
 2. Data: each agent with a data probe (``AgentSpec.probe``; the knowledge agent's searches the
    owner's documents) scores how well its own data matches the message; the best score at or
    above ROUTE_DATA_THRESHOLD wins. The probes of one message run concurrently within
@@ -11,12 +12,16 @@
    best match per agent); the best agent wins when it passes the threshold with a margin.
 4. LLM: a structured `RoutingDecision` from the fast model, when a model is configured.
 5. Default: the registry's default agent (chat), confidence 0; its reason names the closest
-   data match, if a probe found one below the threshold.
+   data match, if a probe found one below the threshold. A question that nothing claimed goes
+   instead to an agent answering questions from the owner's data (the knowledge agent) when its
+   data matches nearly as well as the threshold (ROUTE_DATA_SUPPORT).
 
 Evidence weighed across tiers (issue 28), each knob calibrated on calibration splits only:
 - a weak keyword decision (exactly MIN_KEYWORD_HITS hits) yields to another agent whose data
   is near certain (ROUTE_DATA_OVERRIDE): two incidental words ("hi" and "hello" inside a pasted
-  test) do not outweigh a probe that recognised the user's own kind of data;
+  test) do not outweigh a probe that recognised the user's own kind of data; a keyword decision
+  for two agents goes to the one of them whose data is near certain while the other's does not
+  reach the threshold (code that sums a meal's calories is the coding agent's);
 - a data decision yields to a clearly stronger similarity to another agent
   (ROUTE_SEMANTIC_STRONG) unless the data score reaches ROUTE_DATA_OVERRIDE: a message that
   shares a few handbook words but reads as a calendar request is the calendar's;
@@ -27,7 +32,8 @@ Evidence weighed across tiers (issue 28), each knob calibrated on calibration sp
   (`SMALL_TALK`), embedded like an agent's examples; when the message is at least as close to
   them than to any agent (by ROUTE_SMALLTALK_LEAD), the default agent answers, so "I just
   finished a big project at work" is conversation, not a task; so is a question about the
-  assistant itself (`ABOUT_ASSISTANT`: "which of your agents handles my calendar?").
+  assistant itself (`ABOUT_ASSISTANT`: "which of your agents handles my calendar?", "what's
+  your favourite pizza?"), which the data tier does not decide either.
 
 Why the data tier sits before similarity and the LLM: it is the only evidence of what the
 user's own data holds. Descriptions and examples are generic ("answers questions from your
@@ -100,9 +106,22 @@ SMALL_TALK = (
 ABOUT_ASSISTANT = re.compile(
     r"\b(?:which|what)\s+(?:of\s+)?(?:your|the)\s+(?:agents?|assistants?|tools|skills|features|"
     r"capabilities)\b|\bwhat\s+(?:else\s+)?can\s+you\s+(?:do|help)\b|"
-    r"\bwhat\s+are\s+you\s+(?:able|capable)\b|\bhow\s+can\s+you\s+help\b|\bwho\s+are\s+you\b",
+    r"\bwhat\s+are\s+you\s+(?:able|capable)\b|\bhow\s+can\s+you\s+help\b|\bwho\s+are\s+you\b|"
+    # the assistant's own tastes and opinions ("what's your favourite pizza?"): conversation,
+    # however well the user's own data (a pizza they logged) matches the subject
+    r"\byour\s+(?:favou?rites?|opinion|preference)\b|\bdo\s+you\s+(?:like|love|prefer|enjoy)\b",
     re.IGNORECASE,
 )
+
+
+#: A question: it ends with a question mark or opens with a question word.
+_QUESTION = re.compile(
+    r"\?\s*$|^\W*(?:who|what|whats|what's|when|where|why|how|which|do|does|did|is|are|should|"
+    r"must|may)\b",
+    re.IGNORECASE,
+)
+#: A request to the assistant ("can you recommend a book?"), not a question of fact.
+_ASKS_ASSISTANT = re.compile(r"^\W*(?:please\s+)?(?:can|could|would|will)\s+you\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -176,11 +195,12 @@ class Router:
             evidence = Evidence.from_settings(services.settings) if services else Evidence()
         self.evidence = evidence
         # each keyword with its literal text: a keyword whose text is not in the message cannot
-        # match, and a substring test is much cheaper than the regex (hundreds per message)
+        # match, and a substring test is much cheaper than the regex (hundreds per message);
+        # both without apostrophes, which users often skip ("dont", "whats on")
         self._patterns = {
             agent.name: [
-                (k.lower(), re.compile(rf"(?<![\w-]){re.escape(k.lower())}(?![\w-])"))
-                for k in agent.keywords
+                (k, re.compile(rf"(?<![\w-]){re.escape(k)}(?![\w-])"))
+                for k in dict.fromkeys(_bare(k) for k in agent.keywords)
             ]
             for agent in registry
         }
@@ -195,7 +215,7 @@ class Router:
     # --- 1. keywords ---------------------------------------------------------------------
     def keyword_hits(self, text: str) -> dict[str, int]:
         """Distinct keywords of each agent found in `text` (whole words, case-insensitive)."""
-        lowered = text.lower()
+        lowered = _bare(text)
         return {
             name: sum(1 for word, rx in patterns if word in lowered and rx.search(lowered))
             for name, patterns in self._patterns.items()
@@ -337,6 +357,8 @@ class Router:
     def weigh_keywords(self, found: RouteDecision, scores: dict[str, float]) -> RouteDecision:
         """A weak keyword decision yields to another agent's data when that data is near
         certain, or passes the threshold while the keyword agent's own data matches less."""
+        if len(found["agents"]) > 1:
+            return self._one_of(found, scores)
         best = max(scores.items(), key=lambda kv: kv[1], default=None)
         if best is None or best[0] in found["agents"]:
             return found
@@ -351,6 +373,21 @@ class Router:
         return decision(
             [name], "data", score, f"the {name} agent's data matches ({why}), above "
             f"{found['reason']}",
+        )  # fmt: skip
+
+    def _one_of(self, found: RouteDecision, scores: dict[str, float]) -> RouteDecision:
+        """Keywords of two agents: the one whose data is near certain, while the other's does
+        not reach the threshold, answers alone ("a python function that sums the calories of
+        meals": code about meals, not a meal)."""
+        sure = [a for a in found["agents"] if scores.get(a, 0.0) >= self.evidence.data_override]
+        if len(sure) != 1 or any(
+            scores.get(a, 0.0) >= self.data_threshold for a in found["agents"] if a != sure[0]
+        ):
+            return found
+        score = scores[sure[0]]
+        return decision(
+            [sure[0]], "data", score, f"the {sure[0]} agent's data matches ({score:.2f} >= "
+            f"{self.evidence.data_override:.2f}), among {found['reason']}",
         )  # fmt: skip
 
     def weigh(
@@ -380,6 +417,28 @@ class Router:
                 )  # fmt: skip
         return found
 
+    def unclaimed_question(self, text: str, scores: dict[str, float]) -> RouteDecision | None:
+        """A question no tier claimed, asked of an agent that answers questions from the
+        owner's data (its card's ``answer_from_data``: the knowledge agent) when that data
+        matches it nearly as well as the threshold (ROUTE_DATA_SUPPORT): it quotes what the
+        documents say, where the default agent could only guess. A request to the assistant
+        ("can you recommend ...?") is not such a question."""
+        if not _QUESTION.search(text) or _ASKS_ASSISTANT.search(text):
+            return None
+        answering = [
+            (name, score)
+            for name, score in scores.items()
+            if self.registry[name].answer_from_data is not None
+        ]
+        best = max(answering, key=lambda kv: kv[1], default=None)
+        if best is None or best[1] < self.evidence.data_support:
+            return None
+        name, score = best
+        return decision(
+            [name], "data", score, f"a question no agent claimed; the {name} agent's data is "
+            f"the closest ({score:.2f} >= {self.evidence.data_support:.2f})",
+        )  # fmt: skip
+
     # --- 4. LLM --------------------------------------------------------------------------
     async def by_llm(self, text: str) -> RouteDecision | None:
         model = self._llm()
@@ -408,12 +467,13 @@ class Router:
         that is sure wins."""
         hits = self.keyword_hits(text)
         found = self.by_keywords(text, hits)
-        if found is not None and not self._weak(hits, found):
+        if found is not None and len(found["agents"]) == 1 and not self._weak(hits, found):
             return found
         scores = await self.data_scores(text, owner)
-        if found is not None:  # weak keywords: weighed against the agents' data
+        if found is not None:  # weak or shared keywords: weighed against the agents' data
             return self.weigh_keywords(found, scores)
-        found = self.by_data(scores)
+        # a question about the assistant is not one to the user's data (`by_similarity`)
+        found = None if ABOUT_ASSISTANT.search(text) else self.by_data(scores)
         sims, by_sims = await asyncio.to_thread(self._similarity_tier, text, found is None)
         if found is None:
             found = by_sims
@@ -421,6 +481,8 @@ class Router:
             found = self.weigh(found, scores, sims)
         if found is None:
             found = await self.by_llm(text)
+        if found is None:
+            found = self.unclaimed_question(text, scores)
         if found is None:
             reason = "no agent matched, so the default agent answers"
             if scores:
@@ -431,6 +493,11 @@ class Router:
                 )
             found = decision([self.registry.default], "default", 0.0, reason)
         return found
+
+
+def _bare(text: str) -> str:
+    """``text`` lowercased, without apostrophes: keywords match "dont" as "don't"."""
+    return text.lower().replace("'", "").replace("\u2019", "")
 
 
 def _unit(matrix: np.ndarray) -> np.ndarray:

@@ -7,9 +7,10 @@ in truck production") has one keyword, resembles no example closely and fell to 
 agent (issue 28). The probe scores `ANALYSIS` when the message names at least one of the
 dataset's measures or names (the agent's keywords: metrics, dimensions, makes, plants, regions)
 and asks for an analytical operation on it: a share, rate or ratio, a trend or change (drop,
-growth, rise), a ranking (top 5), a breakdown (by region, per dealer) or an analysis. Neither
-alone is enough: "what share of my day is meetings?" names no measure of the dataset, and
-"sales" in a sentence about a colleague asks for no analysis. A request for code over such
+growth, rise), a ranking (top 5, the busiest), a count or total ("how many ... built"), a
+breakdown (by region, per dealer) or an analysis. Neither alone is enough: "what share of my
+day is meetings?" names no measure of the dataset, and "sales" in a sentence about a colleague
+asks for no analysis. A request for code over such
 data is the coding agent's (skipped). No I/O.
 """
 
@@ -28,6 +29,8 @@ _OPERATION = re.compile(
     r"drop|dropped|decline|declined|rise|rose|increase|decrease|spike|dip|change|changed|"
     r"analy[sz]e|analysis|breakdown|break down|compare|comparison|average|median|"
     r"top\s+\d+|bottom\s+\d+|best|worst|most|least|highest|lowest|ranking|rank|"
+    r"busiest|slowest|quietest|biggest|largest|smallest|strongest|weakest|"
+    r"how\s+many|how\s+much|total|number\s+of|count|"
     r"by\s+(?:region|month|week|quarter|year|dealer|plant|make|model|brand|segment|carrier)|"
     r"per\s+(?:unit|dealer|region|month|week|quarter|plant|carrier|model))\b",
     re.IGNORECASE,

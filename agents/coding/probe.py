@@ -12,7 +12,15 @@ scores three levels of evidence, each of which prose about anything else does no
   type or a well-known module (``str.join``), or two code operators (``+=``, ``==``, ``->``);
 - ``ABOUT``: the message names Python (also misspelt: one transposition, deletion or
   substitution away, e.g. "pyhton", "pythn") together with a programming artefact (a function,
-  a class, a script, a list, a dict, ...).
+  a class, a script, a list, a dict, ...);
+- ``REQUEST``: a request for code that names no Python (issue 28: "write a decorator that
+  retries", "flatten a nested list", "why does my recursive fibonacci hang"): a term that only
+  programming uses (a decorator, recursion, a snippet, a regex, a nested list, "code up"), a
+  function asked for by what it does ("a function to ...", "function that ..."), a script of
+  the user's ("my script", "a script to"), or a module of Python's standard library or a
+  well-known package used with an attribute (``requests.get``, ``itertools.chain``). The
+  other agents' words in such a message ("meetings", "calories", "reminder") name the data the
+  code works on, not a request to that agent.
 
 A message about tests is the test-analysis agent's (its own probe scores pasted tests 1.0, above
 ``CODE``), so this probe skips (None) when the message talks about tests.
@@ -21,6 +29,7 @@ A message about tests is the test-analysis agent's (its own probe scores pasted 
 from __future__ import annotations
 
 import re
+import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -30,6 +39,8 @@ if TYPE_CHECKING:
 #: probe's 1.0 (a pasted test stays the test agent's).
 CODE = 0.95
 ABOUT = 0.85
+#: At ROUTE_DATA_OVERRIDE's default: a weak keyword decision for another agent yields to it.
+REQUEST = 0.8
 
 _CONSTRUCTS = (
     re.compile(r"\b(?:async\s+)?def\s+[A-Za-z_]\w*\s*\("),  # def f(
@@ -53,6 +64,20 @@ _ARTEFACTS = frozenset(
     "variables array arrays tuple tuples iterator async recursion recursive algorithm "
     "snippet oneliner one-liner library package".split()
 )
+#: Wording only a request about code uses (see ``REQUEST`` in the module docstring).
+_PROGRAMMING = re.compile(
+    r"\b(?:decorators?|recursion|recursive(?:ly)?|snippets?|regex(?:es)?|regexp|"
+    r"one-?liners?|iterators?|memoi[sz]e\w*|nested\s+(?:lists?|dicts?|dictionar(?:y|ies)|"
+    r"arrays?|json|loops?)|code\s+(?:up|me|something)|functions?\s+(?:to|that|which)|"
+    r"an?\s+script\s+(?:to|that)|(?:my|this)\s+script)\b",
+    re.IGNORECASE,
+)
+#: ``requests.get``, ``itertools.chain``: a standard-library module (or a well-known package)
+#: with an attribute, written as code in prose (no call parentheses needed).
+_MODULES = frozenset(sys.stdlib_module_names) | {
+    "requests", "numpy", "pandas", "httpx", "flask", "django", "fastapi", "pydantic", "pytest",
+}  # fmt: skip
+_DOTTED = re.compile(r"(?<![\w.])([a-z_][a-z0-9_]*)\.[a-z_]\w*(?![\w.])")
 _TESTS = re.compile(
     r"\b(?:tests?|testing|pytest|unittest|testcase|smells?|assert\w*|fixtures?|mocks?)\b", re.I
 )
@@ -81,7 +106,8 @@ def _near(word: str, target: str) -> bool:
 
 
 def code_evidence(message: str) -> float | None:
-    """``CODE``, ``ABOUT`` or None (no evidence, or a message about tests); see the module."""
+    """``CODE``, ``ABOUT``, ``REQUEST`` or None (no evidence, or a message about tests); see
+    the module."""
     text = message[:20_000]
     if _TESTS.search(text):
         return None
@@ -90,6 +116,8 @@ def code_evidence(message: str) -> float | None:
     tokens = _WORD.findall(text.lower())
     if any(_near(t, "python") for t in tokens) and _ARTEFACTS.intersection(tokens):
         return ABOUT
+    if _PROGRAMMING.search(text) or any(m in _MODULES for m in _DOTTED.findall(text)):
+        return REQUEST
     return None
 
 

@@ -38,7 +38,16 @@ from agents.contract.quality import gated
 from agents.contract.spec import AgentCard, AgentGraph, AgentSpec
 from agents.contract.state import AgentAnswer, AgentInput, AgentOutput, AgentState
 from agents.personal.context import DOMAINS, HandoffDecision, PersonalAgentResult, PersonalContext
-from agents.personal.evidence import AMOUNT, SPAN, nutrient_amount, time_span
+from agents.personal.evidence import (
+    AMOUNT,
+    SPAN,
+    WORDED,
+    asks_event_detail,
+    event_wording,
+    nutrient_amount,
+    task_wording,
+    time_span,
+)
 from agents.personal.kit import AgentDefinition, PersonalAgent
 from agents.personal.tools import handoff_subject
 from tools.operations import EngineNotOpen
@@ -247,22 +256,35 @@ def make_build(definition: AgentDefinition) -> Any:
 def make_probe(name: str) -> Any:
     """The router's data tier for a personal agent: how close the owner's own nearest item
     is to the message (cosine, 0..1); None without the store, without semantic search (no
-    pgvector) or without items. The event and food agents' also read the message's own wording: a
-    span of clock time is an event's, an amount of a nutrient a meal's
-    (`agents.personal.evidence`), with or without stored items."""
+    pgvector) or without items. The probes also read the message's own wording: a span of clock
+    time, a command to move or block something to a time, or a question whether the user is free
+    is an event's, an amount of a nutrient a meal's, "todo ..." or "put X on my list" a task's;
+    a question where or how long, when the user's events match, an event's
+    (`agents.personal.evidence`)."""
     kind = KINDS[name]
 
     async def probe(message: str, services: AgentServices, owner: str) -> float | None:
         worded = None
         if kind == "event" and time_span(message):
             worded = SPAN
+        elif kind == "event" and event_wording(message):
+            worded = WORDED
         elif kind == "meal" and nutrient_amount(message):
             worded = AMOUNT
+        elif kind == "task" and task_wording(message):
+            worded = WORDED
         service = _optional(services, PersonalService)
         if service is None or service.semantic_search_off:
             return worded
         hits = await service.search(owner, kind, message, limit=1)
         stored = float(hits[0].score) if hits else None
+        if (
+            kind == "event"
+            and stored is not None
+            and stored >= services.settings.routing.data_threshold
+            and asks_event_detail(message)
+        ):
+            worded = max(worded or 0.0, SPAN)
         return max((s for s in (stored, worded) if s is not None), default=None)
 
     return probe

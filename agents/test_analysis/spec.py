@@ -12,6 +12,7 @@ once, after every branch of the step has written.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -188,10 +189,20 @@ def build(peers: Sequence[AgentCard] = (), services: AgentServices | None = None
     return builder.compile(name=AGENT)
 
 
+#: A test named by its identifier in prose ("does test_checkout_flow check too much?",
+#: "TestInvoiceTotals is slow"): pytest's and unittest's naming, which no other agent's data
+#: uses; scored like a near-certain data match, below pasted test code.
+NAMED_TEST = 0.85
+_TEST_NAME = re.compile(r"(?<![\w./-])(?:test_[a-z0-9_]+|Test[A-Z][A-Za-z0-9]+)\b")
+
+
 async def holds_test_code(message: str, services: AgentServices, owner: str) -> float | None:
     """The router's data tier: a message that holds test code (fenced or pasted, parseable,
-    with a test in it) is this agent's, whatever its words say."""
-    return 1.0 if extract_test_files(message[:200_000]) else None
+    with a test in it) is this agent's, whatever its words say; one that names a test by its
+    identifier scores `NAMED_TEST`."""
+    if extract_test_files(message[:200_000]):
+        return 1.0
+    return NAMED_TEST if _TEST_NAME.search(message[:2000]) else None
 
 
 def analysis_agent() -> AgentSpec:

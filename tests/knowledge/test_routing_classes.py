@@ -19,10 +19,10 @@ from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
 from agents.analytics.probe import ANALYSIS, analysis_evidence
-from agents.coding.probe import ABOUT, CODE, code_evidence
+from agents.coding.probe import ABOUT, CODE, REQUEST, code_evidence
 from agents.contract.state import RouteDecision
 from agents.knowledge.probe import is_command, passage_score, passage_stems
-from agents.personal.evidence import time_span
+from agents.personal.evidence import asks_event_detail, event_wording, task_wording, time_span
 from config import Settings
 from graph.nodes import RouterCache
 from graph.routing import Router
@@ -300,3 +300,139 @@ async def test_a_question_about_the_assistant_itself_is_the_default_agents(route
     ):
         chosen = await route(message)
         assert chosen["agent"] == "chat", (message, chosen)
+
+
+def test_a_request_for_code_that_names_no_python_is_code_evidence() -> None:
+    # a term only programming uses, a function asked for by what it does, a module attribute
+    for request in (
+        "write me a decorator that logs how long a call takes",
+        "why is my recursive permutation generator so slow?",
+        "give me a snippet that reads a config file",
+        "turn a nested dict into dotted keys",
+        "function that checks whether a string is a palindrome",
+        "the upload hangs forever on requests.post, any idea?",
+        "code up a quick binary search",
+    ):
+        assert code_evidence(request) == REQUEST, request
+    # the same words in other senses, and a script of the handbook's
+    for other in (
+        "what is the method to claim travel expenses?",
+        "how do I run the weekly export script?",
+        "what's the function of the shift supervisor?",
+    ):
+        assert code_evidence(other) is None, other
+
+
+async def test_code_that_works_on_another_agents_data_is_the_coding_agents(route: Route) -> None:
+    for message in (
+        # names the food agent's words (its keywords tie with the coding agent's)
+        "write a python function that averages the protein of my breakfast meals",
+        # a calendar word, and no coding keyword
+        "function that finds free slots between two lists of meetings",
+    ):
+        chosen = await route(message)
+        assert chosen["agents"] == ["coding"], (message, chosen)
+
+
+def test_a_command_or_question_worded_for_a_personal_kind_of_item() -> None:
+    # a task: opened with "todo", put on the user's list, checked off, not to be forgotten
+    for task in (
+        "todo renew the parking permit, high prio",
+        "stick 'order new glasses' on my to-do list",
+        "tick off 'pay the plumber'",
+        "do not let me forget the library books",
+    ):
+        assert task_wording(task), task
+    # an event: moved or blocked to a clock time or a day, added on a day at a time, or a
+    # question whether the user is free or what is on for a day
+    for event in (
+        "push the dentist to 4:30",
+        "shift the yoga class to thursday",
+        "block 2 to 4 tomorrow for deep work",
+        "add drinks with the neighbours on saturday at 8pm",
+        "are we free on sunday?",
+        "whats on this weekend",
+    ):
+        assert event_wording(event), event
+    # a task named, a count rather than a time, a question about something else
+    for other in (
+        "push the deadline for the report to friday",
+        "move 2 to 4 replicas into the new region",
+        "what's happening with the quarterly numbers?",
+        "todos are endless this month",
+    ):
+        assert not event_wording(other) and not task_wording(other), other
+    assert asks_event_detail("where is the board dinner?")
+    assert asks_event_detail("how long does the kickoff last?")
+
+
+async def test_personal_commands_that_name_no_stored_item_reach_their_agent(
+    route: Route,
+) -> None:
+    # no two keywords, no stored task or event like them (the user only logged meals)
+    for message, agent in (
+        ("move my physio to 5", "event"),
+        ("block 13:00 to 14:30 on monday for the quarterly report", "event"),
+        ("am i free thursday morning?", "event"),
+        ("todo return the rental car", "task"),
+        ("put 'renew the badge' on my list for tuesday", "task"),
+        ("dont let me forget the gym bag", "task"),
+    ):
+        chosen = await route(message)
+        assert chosen["agent"] == agent, (message, chosen)
+
+
+async def test_a_question_about_the_assistants_own_tastes_is_conversation(route: Route) -> None:
+    # the user logged a chicken curry: the food agent's data matches the subject, but the
+    # question asks the assistant, not the user's diary
+    for message in (
+        "what is your favourite curry?",
+        "do you like chicken curry?",
+    ):
+        chosen = await route(message)
+        assert chosen["agent"] == "chat", (message, chosen)
+
+
+async def test_a_test_named_by_its_identifier_is_the_test_agents(route: Route) -> None:
+    # prose about one test, no pasted code and at most one keyword
+    for message in (
+        "is test_refund_over_limit doing too much? it asserts six different things",
+        "TestVoucherRules keeps timing out in CI, why would that be",
+    ):
+        chosen = await route(message)
+        assert (chosen["agent"], chosen["method"]) == ("test_analysis", "data"), (message, chosen)
+    # a path to a test file or the word alone names no test
+    chosen = await route("where do the vouchers rules live, tests/test_vouchers.py?")
+    assert chosen["agent"] != "test_analysis", chosen
+
+
+def test_a_count_or_a_superlative_of_a_measure_is_an_analysis() -> None:
+    measures = ("defect rate", "plant", "revenue", "sales", "units built")
+    assert analysis_evidence("how many units built did the plant report in may", measures)
+    assert analysis_evidence("which month was our slowest for sales?", measures) == ANALYSIS
+    assert analysis_evidence("total revenue for 2025 please", measures) == ANALYSIS
+    # a count of something that is no measure of the dataset
+    assert analysis_evidence("how many approvals does a release need?", measures) is None
+
+
+def test_an_unclaimed_question_near_the_threshold_is_asked_of_the_documents() -> None:
+    # the router's last rule before the default agent, on the probes' scores alone: a
+    # question whose documents match nearly as well as the threshold goes to the knowledge
+    # agent, even when a stored item matches it about as well; a statement or a weaker match
+    # stays with the default agent
+    router = Router(build_registry(), embeddings=None, llm=lambda: None)
+    support = router.evidence.data_support
+    near = {"knowledge": support + 0.03, "task": support + 0.05}
+    chosen = router.unclaimed_question("the queue is still down, who takes over now?", near)
+    assert chosen is not None and chosen["agent"] == "knowledge", chosen
+    assert router.unclaimed_question("the queue is still down, sigh", near) is None
+    assert router.unclaimed_question("could you suggest a podcast for the train?", near) is None
+    weak = {"knowledge": support - 0.1}
+    assert router.unclaimed_question("who takes over now?", weak) is None
+
+
+async def test_a_short_question_just_below_the_data_threshold_is_the_handbooks(
+    route: Route,
+) -> None:
+    chosen = await route("customer waited 15 min on a complaint - then what?")
+    assert chosen["agent"] == "knowledge", chosen
