@@ -61,8 +61,8 @@ class ApiSettings(SettingsGroup):
         gt=0,
         le=600,
         description="At shutdown each step (the run worker, the components' engines, the LLM "
-        "clients, the stores) gets this long; one that overruns is logged by name and left, so "
-        "a stop never hangs.",
+        "clients, the stores) gets this long (the run worker also WEBHOOK_SHUTDOWN_GRACE_SECONDS); "
+        "one that overruns is logged by name and left, so a stop never hangs.",
     )
 
     @field_validator("api_keys", "cors_origins", mode="before")

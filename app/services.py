@@ -186,12 +186,15 @@ class Services:
 
     async def stop(self) -> None:
         """Stop the worker, let turns still running land, close the engines and the stores;
-        each step is bounded by SHUTDOWN_STEP_SECONDS, so a step that hangs is named in the
-        log and the rest still run (a stop never hangs). Turns still running get up to
-        LLM_TIMEOUT_SECONDS, as long as one model call may take."""
+        each step is bounded by SHUTDOWN_STEP_SECONDS (the worker's by that plus
+        WEBHOOK_SHUTDOWN_GRACE_SECONDS, which its stop spends delivering queued webhooks), so a
+        step that hangs is named in the log and the rest still run (a stop never hangs). Turns
+        still running get up to LLM_TIMEOUT_SECONDS, as long as one model call may take."""
         bound = self.settings.api.shutdown_step_seconds
         if self.worker is not None:
-            await bounded_step(self.worker.stop(), what="the run worker", timeout=bound)
+            # the worker's stop includes the queued webhooks' own grace period
+            grace = self.settings.webhooks.shutdown_grace_seconds
+            await bounded_step(self.worker.stop(), what="the run worker", timeout=bound + grace)
         if self.background:
             # Let turns that outlived their HTTP client finish, so their checkpoints land.
             await asyncio.wait(self.background, timeout=self.settings.llm.timeout_seconds)
