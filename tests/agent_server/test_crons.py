@@ -66,12 +66,12 @@ def chat_input(text: str) -> dict[str, Any]:
 
 def get_cron(process: ApiProcess, key: str, cron_id: str) -> httpx.Response:
     """GET /runs/crons/{cron_id} (in the OpenAPI; langgraph-sdk 0.4 has no crons.get)."""
-    return httpx.get(f"{process.url}/runs/crons/{cron_id}", headers={"X-API-Key": key})
+    return httpx.get(f"{process.url}/runs/crons/{cron_id}", headers={"X-API-Key": key}, timeout=60)
 
 
 def scheduler_fired(process: ApiProcess, kind: str = "cron") -> int:
     """Firings of ``kind`` by this process so far (its /metrics)."""
-    body = httpx.get(f"{process.url}/metrics", headers={"X-API-Key": OPERATOR}).json()
+    body = httpx.get(f"{process.url}/metrics", headers={"X-API-Key": OPERATOR}, timeout=60).json()
     return int(body["scheduler"]["fired_by_kind"].get(kind, 0))
 
 

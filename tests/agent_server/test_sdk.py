@@ -43,8 +43,8 @@ def test_a_search_page_of_hundreds_of_threads_is_answered(server: ApiProcess) ->
 
 # --- assistants and server info -------------------------------------------------------------
 def test_info_and_assistants(server: ApiProcess) -> None:
-    assert httpx.get(f"{server.url}/info").json()["flags"]["assistants"] is True
-    assert httpx.get(f"{server.url}/ok").json() == {"ok": True}
+    assert httpx.get(f"{server.url}/info", timeout=60).json()["flags"]["assistants"] is True
+    assert httpx.get(f"{server.url}/ok", timeout=60).json() == {"ok": True}
     client: Any = get_sync_client(url=server.url, api_key=KEY_A)
     found = client.assistants.search(graph_id="switchyard", limit=100)
     names = {a["name"] for a in found}
@@ -364,7 +364,10 @@ def test_another_keys_threads_and_runs_are_not_found(server: ApiProcess) -> None
 def test_a_chat_session_is_a_thread(server: ApiProcess) -> None:
     headers = {"X-API-Key": KEY_A}
     chat = httpx.post(
-        f"{server.url}/chat", json={"message": "hello from chat", "agent": "chat"}, headers=headers
+        f"{server.url}/chat",
+        json={"message": "hello from chat", "agent": "chat"},
+        headers=headers,
+        timeout=60,
     ).json()
     session = chat["session_id"]
     client: Any = get_sync_client(url=server.url, api_key=KEY_A)
@@ -376,6 +379,7 @@ def test_a_chat_session_is_a_thread(server: ApiProcess) -> None:
         f"{server.url}/chat",
         json={"message": "back in chat", "session_id": session, "agent": "chat"},
         headers=headers,
+        timeout=60,
     ).json()
     assert again["turn"] == 3
     created = client.threads.create()["thread_id"]
@@ -383,9 +387,10 @@ def test_a_chat_session_is_a_thread(server: ApiProcess) -> None:
         f"{server.url}/chat",
         json={"message": "a thread from the SDK", "session_id": created, "agent": "chat"},
         headers=headers,
+        timeout=60,
     )
     assert via_chat.status_code == 200 and via_chat.json()["session_id"] == created
-    summary = httpx.get(f"{server.url}/session/{created}", headers=headers).json()
+    summary = httpx.get(f"{server.url}/session/{created}", headers=headers, timeout=60).json()
     assert summary["turns"] == 1
 
 
@@ -462,7 +467,7 @@ def test_cancel_a_pending_run(server: ApiProcess, store: redis.Redis) -> None:
 def test_every_sse_frame_carries_json(server: ApiProcess) -> None:
     """The JS SDK (1.8, what agent-chat-ui ships) parses every `data:` as JSON, `end`'s too."""
     headers = {"X-API-Key": KEY_A}
-    thread = httpx.post(f"{server.url}/threads", json={}, headers=headers).json()
+    thread = httpx.post(f"{server.url}/threads", json={}, headers=headers, timeout=60).json()
     body = {"assistant_id": "chat", "input": chat_input("frames"), "stream_mode": ["values"]}
     with httpx.stream(
         "POST",

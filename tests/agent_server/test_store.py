@@ -128,7 +128,7 @@ def test_bounds_answer_4xx_with_the_setting(store_server: ApiProcess) -> None:
     url = store_server.url
 
     def put(body: dict[str, Any]) -> httpx.Response:
-        return httpx.put(f"{url}/store/items", json=body, headers=headers)
+        return httpx.put(f"{url}/store/items", json=body, headers=headers, timeout=60)
 
     big = put({"namespace": ["n"], "key": "k", "value": {"x": "y" * 5000}})
     assert big.status_code == 413 and "STORE_MAX_VALUE_BYTES" in big.text
@@ -140,18 +140,31 @@ def test_bounds_answer_4xx_with_the_setting(store_server: ApiProcess) -> None:
     assert put({"namespace": ["n"], "key": "k", "value": [1]}).status_code == 422
     assert put({"namespace": ["n"], "key": "", "value": {}}).status_code == 422
     assert put({"namespace": ["n"], "key": "k", "value": {}, "ttl": -1}).status_code == 422
-    search = httpx.post(f"{url}/store/items/search", json={"limit": 5_000}, headers=headers)
+    search = httpx.post(
+        f"{url}/store/items/search", json={"limit": 5_000}, headers=headers, timeout=60
+    )
     assert search.status_code == 422 and "STORE_MAX_LIMIT" in search.text
     bad_filter = httpx.post(
-        f"{url}/store/items/search", json={"filter": {"x": {"$regex": "a"}}}, headers=headers
+        f"{url}/store/items/search",
+        json={"filter": {"x": {"$regex": "a"}}},
+        headers=headers,
+        timeout=60,
     )
     assert bad_filter.status_code == 422 and "$eq" in bad_filter.text
     missing = httpx.get(
-        f"{url}/store/items", params={"namespace": "n", "key": "nope"}, headers=headers
+        f"{url}/store/items",
+        params={"namespace": "n", "key": "nope"},
+        headers=headers,
+        timeout=60,
     )
     assert missing.status_code == 404 and "search" in missing.text
-    assert httpx.get(f"{url}/store/items", params={"key": "k"}, headers=headers).status_code == 422
-    assert httpx.post(f"{url}/store/namespaces", json={}).status_code == 401
+    assert (
+        httpx.get(
+            f"{url}/store/items", params={"key": "k"}, headers=headers, timeout=60
+        ).status_code
+        == 422
+    )
+    assert httpx.post(f"{url}/store/namespaces", json={}, timeout=60).status_code == 401
 
 
 def test_the_agents_memory_is_the_owners_store(store_server: ApiProcess) -> None:

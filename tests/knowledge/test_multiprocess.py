@@ -154,7 +154,9 @@ def test_two_apis_a_cli_ingest_and_a_searcher_share_one_knowledge_base(
     # ingest through one API, find it through the other (chat) and a third process (both legs)
     garden = b"# Gardening\n\nTomatoes need six hours of direct sun a day and deep watering.\n"
     upload = httpx.post(
-        f"{first.url}/documents", files=[("files", ("garden.md", garden, "text/markdown"))]
+        f"{first.url}/documents",
+        files=[("files", ("garden.md", garden, "text/markdown"))],
+        timeout=60,
     )
     assert upload.status_code == 200 and upload.json()["added"] == 1, upload.text
     assert "Gardening" in titles(second)
@@ -167,12 +169,12 @@ def test_two_apis_a_cli_ingest_and_a_searcher_share_one_knowledge_base(
     # delete through the second API: gone for the first one and for every search
     (doc_id,) = [
         d["id"]
-        for d in httpx.get(f"{second.url}/documents").json()["documents"]
+        for d in httpx.get(f"{second.url}/documents", timeout=60).json()["documents"]
         if d["title"] == "Gardening"
     ]
-    assert httpx.delete(f"{second.url}/documents/{doc_id}").status_code == 204
+    assert httpx.delete(f"{second.url}/documents/{doc_id}", timeout=60).status_code == 204
     assert "Gardening" not in titles(first)
-    assert httpx.get(f"{first.url}/documents/{doc_id}").status_code == 404
+    assert httpx.get(f"{first.url}/documents/{doc_id}", timeout=60).status_code == 404
     gone = search(env, "tomatoes sun watering")
     assert "Gardening" not in gone["lexical"] + gone["dense"], gone
     assert "Gardening" not in ask(first, "What do my documents say about watering tomatoes?")

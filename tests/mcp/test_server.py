@@ -74,16 +74,20 @@ def test_a_request_without_a_valid_key_is_401_before_any_mcp_message(
     mcp_server: McpServer,
 ) -> None:
     for headers in ({}, {"X-API-Key": "not-a-key"}, {"Authorization": "Bearer not-a-key"}):
-        answer = httpx.post(mcp_server.endpoint, json=INITIALIZE, headers={**ACCEPT, **headers})
+        answer = httpx.post(
+            mcp_server.endpoint, json=INITIALIZE, headers={**ACCEPT, **headers}, timeout=60
+        )
         assert answer.status_code == 401, answer.text
         assert "API key" in answer.json()["error"]["message"]
         assert answer.headers["WWW-Authenticate"] == "Bearer"
     # not even a malformed body is read without a key
-    garbage = httpx.post(mcp_server.endpoint, content=b"{not json", headers=ACCEPT)
+    garbage = httpx.post(mcp_server.endpoint, content=b"{not json", headers=ACCEPT, timeout=60)
     assert garbage.status_code == 401
     # the same request with a key (either header) is an MCP answer
     for headers in ({"X-API-Key": KEYS["a"]}, {"Authorization": f"Bearer {KEYS['a']}"}):
-        answer = httpx.post(mcp_server.endpoint, json=INITIALIZE, headers={**ACCEPT, **headers})
+        answer = httpx.post(
+            mcp_server.endpoint, json=INITIALIZE, headers={**ACCEPT, **headers}, timeout=60
+        )
         assert answer.status_code == 200, answer.text
         assert answer.json()["result"]["serverInfo"]["name"] == "switchyard"
 
@@ -100,7 +104,10 @@ async def test_the_official_client_without_a_key_fails_to_connect(mcp_server: Mc
 def test_a_body_over_the_limit_is_413(mcp_server: McpServer) -> None:
     big = {**INITIALIZE, "padding": "x" * (MAX_BODY + 1)}
     answer = httpx.post(
-        mcp_server.endpoint, content=json.dumps(big), headers={**ACCEPT, "X-API-Key": KEYS["a"]}
+        mcp_server.endpoint,
+        content=json.dumps(big),
+        headers={**ACCEPT, "X-API-Key": KEYS["a"]},
+        timeout=60,
     )
     assert answer.status_code == 413 and "MAX_REQUEST_BYTES" in answer.text
 

@@ -198,7 +198,9 @@ def test_a_background_analysis_has_a_thread_record_of_its_owner(
         sdk(server, KEY_A).threads.create(thread_id=thread_id)
 
     def status() -> str:
-        answer = httpx.get(f"{server.url}/analyses/{thread_id}", headers={"X-API-Key": KEY_A})
+        answer = httpx.get(
+            f"{server.url}/analyses/{thread_id}", headers={"X-API-Key": KEY_A}, timeout=60
+        )
         return str(answer.json()["status"])
 
     ended = wait_for(lambda: (s := status()) in ("done", "failed") and s, what="the analysis")
