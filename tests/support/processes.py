@@ -34,7 +34,7 @@ class ApiProcess:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def start(self, timeout: float = 90.0) -> ApiProcess:
+    def start(self, timeout: float = 180.0) -> ApiProcess:
         env = {**os.environ, **self.env, "PYTHONPATH": str(REPO)}
         out = open(self.log_path, "ab") if self.log_path else subprocess.DEVNULL  # noqa: SIM115
         command = (
