@@ -153,7 +153,7 @@ async def _fetch(
                 sql.Literal(f"{max(timeout_ms * 2, 1000)}ms")
             )
         )
-        await conn.execute(sql.SQL("SET LOCAL search_path = {}").format(sql.SQL(scope.search_path)))
+        await conn.execute(_search_path(scope))
         if cost_limit is not None:
             await _check_cost(conn, query, cost_limit)
         # A server-side cursor (DECLARE ... CURSOR FOR, which itself only takes a query), so
@@ -183,8 +183,14 @@ async def explain(
                 sql.Literal(f"{statement_timeout_ms}ms")
             )
         )
-        await conn.execute(sql.SQL("SET LOCAL search_path = {}").format(sql.SQL(scope.search_path)))
+        await conn.execute(_search_path(scope))
         await conn.execute(b"EXPLAIN " + validated.sql.encode())
+
+
+def _search_path(scope: Scope) -> sql.Composed:
+    """SET LOCAL search_path to the scope's path, each schema quoted as an identifier."""
+    path = sql.SQL(", ").join(sql.Identifier(s) for s in scope.search_path)
+    return sql.SQL("SET LOCAL search_path = {}").format(path)
 
 
 async def _check_cost(conn: AsyncConnection[Any], query: str, cost_limit: float) -> None:
