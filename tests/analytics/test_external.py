@@ -404,3 +404,58 @@ async def test_the_agents_model_is_told_about_the_connected_database(
     system = str(model.calls[0][0].content)
     assert "user's own PostgreSQL database" in system and "shop.orders" in system
     assert "automotive" not in system
+
+
+HIDE_REGIONS = "tables:\n  - name: shop.regions\n    hidden: true\n"
+
+
+async def test_a_hidden_table_that_others_reference_is_simply_unavailable(
+    shop: ShopDB, tmp_path: Path, pool: AsyncConnectionPool
+) -> None:
+    """customers.region_id references the hidden regions: questions still answer, none joins
+    or names regions (the FK column stays the customers' own column), the model never sees it."""
+    path = tmp_path / "catalogue.yaml"
+    path.write_text(HIDE_REGIONS, encoding="utf-8")
+    hidden = open_source(shop.reader_url, (S,), path)
+    for question, sql in [
+        ("How many orders are there?", f"SELECT COUNT(*) FROM {S}.orders"),
+        ("Number of customers by segment",
+         f"SELECT segment, COUNT(*) FROM {S}.customers GROUP BY segment"),
+        ("Number of orders by region",  # the customers' region_id, not the hidden names
+         f"SELECT c.region_id, COUNT(*) FROM {S}.orders o JOIN {S}.customers c "
+         "USING (customer_id) GROUP BY c.region_id"),
+    ]:  # fmt: skip
+        result = await answer(pool, hidden, question)
+        assert normal(result.rows, False) == expected(shop, sql, False), question
+        assert "regions" not in result.sql, result.sql
+    gen = ask.generate("Number of orders in the North", hidden.catalogue, TODAY)
+    assert gen.sql is None or "regions" not in gen.sql  # the hidden table's values are gone
+    context = hidden.catalogue.available().describe()
+    assert "shop.regions" not in context and "region_id" in context
+    with pytest.raises(SQLRefused, match="no table regions"):
+        await run_readonly(pool, "SELECT name FROM regions", scope=hidden.scope)
+    # a hidden label column: the entity is broken down by its key instead, never by the column
+    path.write_text(
+        "tables:\n  - name: shop.customers\n    columns:\n      - name: name\n"
+        "        hidden: true\n",
+        encoding="utf-8",
+    )
+    unnamed = open_source(shop.reader_url, (S,), path)
+    result = await answer(pool, unnamed, "Top 2 customers by number of orders")
+    assert "customers.name" not in result.sql and result.row_count == 2, result.sql
+
+
+def test_a_hidden_referenced_table_over_http(
+    make_settings: Callable[..., Settings], shop: ShopDB, tmp_path: Path
+) -> None:
+    path = tmp_path / "cat.yaml"
+    path.write_text(HIDE_REGIONS, encoding="utf-8")
+    settings = make_settings(
+        analytics_database_url=shop.reader_url,
+        analytics_schemas=S,
+        analytics_catalogue_path=str(path),
+    )
+    with TestClient(create_app(settings)) as api:
+        body = api.post("/analytics/query", json={"question": "How many orders are there?"})
+        assert body.status_code == 200 and body.json()["rows"] == [[90]], body.text
+        assert "unexpected" not in body.json()["text"]

@@ -51,11 +51,12 @@ STOP = r"(?=\s(?:" + "|".join(STOP_WORDS) + r")\b|$)"
 
 
 def _edges(cat: Catalogue) -> dict[str, list[Edge]]:
+    """Each table's many-to-one edges (its foreign keys), by table key."""
     out: dict[str, list[Edge]] = {}
     for t in cat.tables:
         for fk in t.foreign_keys:
             target = cat.table(fk.references)
-            if target is not None and not target.hidden:
+            if target is not None:
                 out.setdefault(t.key, []).append(
                     (t.key, fk.columns, target.key, fk.referenced_columns)
                 )
@@ -154,16 +155,18 @@ def qualify(expression: str, alias: str) -> str:
 def _refs(cat: Catalogue, fact: TableEntry) -> list[tuple[str, Ref]]:
     """(synonym, ref) for every breakdown the fact can reach: columns and entities' labels."""
     out: list[tuple[str, Ref]] = []
+    edges = _edges(cat)
     for key, path in reachable(cat, fact).items():
         table = cat.table(key)
-        if table is None or table.hidden:
+        if table is None:
             continue
-        fk_targets = {tuple(fk.columns): fk.references for fk in table.foreign_keys}
+        # a single-column FK: a breakdown by it shows the referenced entity's label
+        by_column = {e[1][0]: e for e in edges.get(table.key, []) if len(e[1]) == 1}
         for c in table.visible_columns():
             if c.role in ("dimension", "time"):
-                target = fk_targets.get((c.name,))
-                if target and (dest := cat.table(target)) and dest.label_column:
-                    edge = next(e for e in _edges(cat).get(table.key, []) if e[1] == [c.name])
+                edge = by_column.get(c.name)
+                dest = cat.table(edge[2]) if edge else None
+                if edge and dest and dest.label_column:
                     ref = Ref(dest, dest.label_column, [*path, edge], c.label or c.name)
                 else:
                     ref = Ref(table, c.name, path, c.label or c.name)
@@ -247,6 +250,7 @@ def _time(cat: Catalogue, fact: TableEntry) -> Ref | None:
 
 def interpret(question: str, cat: Catalogue, today: date) -> Query:
     """Map a question to a measure, breakdowns, grain, periods, filters and ordering."""
+    cat = cat.available()  # hidden tables and columns, and what refers to them, do not exist
     text = _Text(normalize(question))
     year_earlier = bool(text.take(YEAR_EARLIER.pattern))
     periods: list[Period] = []
@@ -287,6 +291,7 @@ def interpret(question: str, cat: Catalogue, today: date) -> Query:
 
 def capabilities(cat: Catalogue) -> str:
     """What can be asked, as text for an honest 'cannot map' answer."""
+    cat = cat.available()
     lines = ["Metrics:"]
     lines += [f"- {m.label} ({m.table})" for m in cat.metrics if (t := cat.table(m.table))
               and not t.hidden][:40]  # fmt: skip

@@ -107,8 +107,41 @@ class Catalogue(BaseModel):
     def visible_tables(self) -> list[TableEntry]:
         return [t for t in self.tables if not t.hidden]
 
+    def available(self) -> Catalogue:
+        """The catalogue without what is hidden, as if the database did not have it.
+
+        Hidden tables and columns go, and so does every reference to them: a foreign key to a
+        hidden table or over a hidden column (its column stays, as the referencing table's own
+        column), a hidden label or time column, a metric over a hidden table. A metric the user
+        wrote over a hidden column stays: it is their definition, and the column's values are
+        not offered. Returns `self` when nothing is hidden.
+        """
+        if not any(t.hidden or any(c.hidden for c in t.columns) for t in self.tables):
+            return self
+        out = self.model_copy(deep=True)
+        out.tables = [t for t in out.tables if not t.hidden]
+        shown = {t.key for t in out.tables}
+        for t in out.tables:
+            t.columns = t.visible_columns()
+            names = {c.name for c in t.columns}
+            t.foreign_keys = [
+                fk for fk in t.foreign_keys
+                if set(fk.columns) <= names and (target := self.table(fk.references)) is not None
+                and target.key in shown
+                and set(fk.referenced_columns) <= {c.name for c in target.visible_columns()}
+            ]  # fmt: skip
+            t.primary_key = [c for c in t.primary_key if c in names]
+            if t.label_column not in names:
+                t.label_column = None
+            if t.time_column not in names:
+                t.time_column = None
+        out.metrics = [m for m in out.metrics if (on := out.table(m.table)) and on.key in shown]
+        return out
+
     def describe(self) -> str:
         """The catalogue as compact text for a chat model (what it may use, not raw DDL)."""
+        if self.available() is not self:
+            return self.available().describe()
         lines = []
         for t in self.visible_tables():
             cols = []
