@@ -25,6 +25,7 @@ from sqlglot import exp
 from tools.analytics.ask_sql import Edge, Measure, Query, Ref, build_sql, describe
 from tools.analytics.catalogue import GRAINS
 from tools.analytics.catalogue_file import Catalogue, ColumnEntry, MetricEntry, TableEntry
+from tools.analytics.intent import write_request
 from tools.analytics.outputs import MeasureMeta, SQLGeneration
 from tools.analytics.periods import Period, find_periods
 from tools.analytics.semantic import (
@@ -307,7 +308,10 @@ def capabilities(cat: Catalogue) -> str:
 
 
 def generate(question: str, cat: Catalogue, today: date) -> SQLGeneration:
-    """SQL for the question, or an honest message (sql None) when it cannot be mapped."""
+    """SQL for the question, or an honest message (sql None) when it cannot be mapped or asks
+    to change data (the agent is read-only)."""
+    if refusal := write_request(question):
+        return SQLGeneration(question=question, sql=None, method="semantic-layer", message=refusal)
     try:
         query = interpret(question, cat, today)
     except Unmappable as exc:

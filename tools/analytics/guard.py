@@ -115,6 +115,20 @@ class SQLRefused(ValueError):
     """The SQL is not one read-only SELECT over schema `analytics`; the message says why."""
 
 
+class WriteRefused(SQLRefused):
+    """The SQL would change data or the schema (DML, DDL, COPY, SELECT INTO, ...)."""
+
+
+#: Statements and clauses that change data or the schema (a refusal of one is a WriteRefused).
+WRITES: tuple[type[exp.Expr], ...] = (
+    exp.DML, exp.DDL, exp.Copy, exp.Into, exp.Merge, exp.Create, exp.Drop, exp.Alter,
+    exp.TruncateTable, exp.Grant, exp.Revoke, exp.Comment,
+)  # fmt: skip
+#: Statements sqlglot leaves as a bare Command that change data or the schema.
+COMMAND_WRITES = frozenset({"TRUNCATE", "ALTER", "GRANT", "REVOKE", "COMMENT", "REINDEX", "CLUSTER",
+                            "VACUUM", "REFRESH", "IMPORT", "SECURITY", "REASSIGN"})  # fmt: skip
+
+
 @dataclass(frozen=True)
 class ValidatedSQL:
     """A query the guard accepted: the canonical SQL to run and the tables it reads."""
@@ -123,7 +137,7 @@ class ValidatedSQL:
     tables: tuple[str, ...]
 
 
-def _refuse(reason: str, scope: Scope = DEMO_SCOPE) -> SQLRefused:
+def _refuse(reason: str, scope: Scope = DEMO_SCOPE, *, writes: bool = False) -> SQLRefused:
     if scope is DEMO_SCOPE:
         where = f"schema {SCHEMA} ({', '.join(sorted(TABLE_NAMES))})"
     else:
@@ -131,9 +145,11 @@ def _refuse(reason: str, scope: Scope = DEMO_SCOPE) -> SQLRefused:
         where = (
             f"schema {', '.join(scope.schemas)} ({shown[:300]}{'...' if len(shown) > 300 else ''})"
         )
-    return SQLRefused(
+    kind = WriteRefused if writes else SQLRefused
+    return kind(
         f"SQL refused: {reason}. Only one read-only SELECT (CTEs allowed) over the tables of "
-        f"{where} can run; this agent never writes, whatever the question asks."
+        f"{where} can run: the analytics agent is read-only and never changes data, whatever "
+        "the question asks."
     )
 
 
@@ -157,7 +173,13 @@ def validate_sql(text: str, *, max_chars: int = 20_000, scope: Scope = DEMO_SCOP
         raise _refuse(f"it holds {len(statements)} statements, not one", scope)
     tree = statements[0]
     if not _is_select(tree):
-        raise _refuse(f"it is a {tree.key.upper()} statement, not a SELECT", scope)
+        label = _statement(tree)
+        writes = isinstance(tree, WRITES) or label in COMMAND_WRITES
+        article = "an" if label[:1] in "AEIOU" else "a"
+        change = " (it would change data)" if writes else ""
+        raise _refuse(
+            f"it is {article} {label} statement{change}, not a SELECT", scope, writes=writes
+        )
     for node in tree.walk():
         _check_node(node, scope)
     tree = normalize_identifiers(tree, dialect="postgres")
@@ -205,6 +227,13 @@ def _check_cte_names(tree: exp.Expr, scope: Scope) -> None:
         for name in names:
             if names.count(name) > 1:
                 raise _refuse(f"the WITH names CTE {name} more than once", scope)
+
+
+def _statement(tree: exp.Expr) -> str:
+    """The statement's keyword as written (TRUNCATE, VACUUM), not sqlglot's class name."""
+    if isinstance(tree, exp.Command):
+        return str(tree.name).split()[0].upper() if str(tree.name).strip() else "COMMAND"
+    return {"truncatetable": "TRUNCATE"}.get(tree.key, tree.key.upper())
 
 
 def _qualify(tree: exp.Expr, scope: Scope) -> None:
@@ -271,7 +300,7 @@ def _check_node(node: exp.Expr, scope: Scope = DEMO_SCOPE) -> None:
             exp.Parameter: "a query parameter",
         }
         label = labels.get(type(node), f"a {node.key.upper()} clause")
-        raise _refuse(f"it contains {label}", scope)
+        raise _refuse(f"it contains {label}", scope, writes=isinstance(node, WRITES))
     if isinstance(node, exp.Func):
         if isinstance(node.parent, exp.Dot):
             raise _refuse(

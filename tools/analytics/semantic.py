@@ -32,6 +32,7 @@ from tools.analytics.catalogue import (
     dimensions_for,
     grain_sql,
 )
+from tools.analytics.intent import write_request
 from tools.analytics.outputs import SQLGeneration
 from tools.analytics.periods import Period, find_periods
 from tools.analytics.reading import Text as _Text
@@ -340,7 +341,10 @@ def describe(query: SemanticQuery) -> str:
 
 
 def generate(question: str, today: date) -> SQLGeneration:
-    """SQL for the question, or an honest message (sql = None) when it cannot be mapped."""
+    """SQL for the question, or an honest message (sql = None) when it cannot be mapped or
+    asks to change data (the agent is read-only)."""
+    if refusal := write_request(question):
+        return SQLGeneration(question=question, sql=None, method="semantic-layer", message=refusal)
     try:
         query = interpret(question, today)
     except Unmappable as exc:

@@ -21,7 +21,8 @@ from pydantic import BaseModel, Field
 from tools.analytics import ask, semantic
 from tools.analytics.catalogue import METRICS
 from tools.analytics.catalogue_file import Catalogue
-from tools.analytics.guard import ALLOWED_FUNCTIONS, SQLRefused, validate_sql
+from tools.analytics.guard import ALLOWED_FUNCTIONS, SQLRefused, WriteRefused, validate_sql
+from tools.analytics.intent import write_request
 from tools.analytics.outputs import SQLGeneration
 from tools.analytics.reference import DATA_END, DATA_START
 from tools.analytics.schema import describe
@@ -121,8 +122,10 @@ async def generate_sql(
     (the demo's semantic layer, or `catalogue`'s when an external database is connected).
 
     Never raises for an unanswerable question: `sql` is None and `message` says what can be
-    asked. Model errors (transport, parsing) fall back to the model-free answer. With `check`,
-    a draft the database rejects (EXPLAIN) goes back to the model once with the error.
+    asked. A request to change data is refused in words, before the model (`write_request`)
+    or when the model's SQL would write (no retry, no model-free count in its place). Model
+    errors (transport, parsing) fall back to the model-free answer. With `check`, a draft the
+    database rejects (EXPLAIN) goes back to the model once with the error.
     """
 
     def fallback_for() -> SQLGeneration:
@@ -130,8 +133,8 @@ async def generate_sql(
             return ask.generate(question, catalogue, today)
         return semantic.generate(question, today)
 
-    if model is None:
-        return fallback_for()
+    if model is None or write_request(question):
+        return fallback_for()  # a request to change data is refused there, model or not
     prompt = system_prompt(today) if catalogue is None else catalogue_prompt(catalogue, today)
     messages = [SystemMessage(prompt), HumanMessage(question)]
     structured = model.with_structured_output(SQLDraft, method="function_calling")
@@ -152,6 +155,14 @@ async def generate_sql(
             validated = validate_sql(draft.sql, max_chars=max_sql_chars, scope=scope)
             if check is not None:
                 await check(validated.sql)
+        except WriteRefused as exc:  # the question asked for a write: no retry, no count
+            return SQLGeneration(
+                question=question,
+                sql=None,
+                method="model",
+                message="Nothing ran: the SQL written for this question would change data, and "
+                f"the analytics agent is read-only. {exc}",
+            )
         except SQLRefused as exc:
             refusal = str(exc)
             messages += [HumanMessage(f"Your SQL was refused: {refusal}\nWrite a corrected query.")]
