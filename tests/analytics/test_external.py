@@ -17,9 +17,10 @@ from typing import Any
 import psycopg
 import pytest
 from fastapi.testclient import TestClient
+from langchain_core.messages import AIMessage, ToolMessage
 from psycopg_pool import AsyncConnectionPool
 
-from agents.analytics.react import answer_question
+from agents.analytics.react import answer_question, build_analytics_agent
 from app.api import create_app
 from app.components.analytics import catalogue_command
 from config import Settings
@@ -459,3 +460,31 @@ def test_a_hidden_referenced_table_over_http(
         body = api.post("/analytics/query", json={"question": "How many orders are there?"})
         assert body.status_code == 200 and body.json()["rows"] == [[90]], body.text
         assert "unexpected" not in body.json()["text"]
+
+
+async def test_tool_errors_name_the_connected_database_and_read_once(
+    source: ExternalSource, pool: AsyncConnectionPool
+) -> None:
+    """On a connected database the fix hints name its schema and tables (not analytics.*), a
+    refusal says 'SQL refused' once, and a cost limit of 0.5 reads 0.5."""
+    calls = [
+        {"name": "sql_execution_tool", "args": {"sql": "SELECT * FROM pg_roles"}, "id": "c1"},
+        {"name": "sql_execution_tool",
+         "args": {"sql": "SELECT COUNT(*) FROM orders a, orders b"}, "id": "c2"},
+        {"name": "sql_execution_tool", "args": {"sql": "SELECT nope FROM orders"}, "id": "c3"},
+    ]  # fmt: skip
+    model = ScriptedChatModel(script=[AIMessage(content="", tool_calls=calls), "done"])
+    ctx = AnalyticsContext(
+        pool=pool, scope=source.scope, catalogue=source.catalogue, demo_mode=False,
+        cost_limit=0.5,
+    )  # fmt: skip
+    agent = build_analytics_agent(model)
+    await answer_question("Break things", ctx, agent=agent)
+    errors = {m.tool_call_id: str(m.content) for m in model.calls[1] if isinstance(m, ToolMessage)}
+    for text in errors.values():
+        assert "analytics." not in text and "SQL refused: SQL refused" not in text, text
+    assert errors["c1"].startswith("Error in sql_execution_tool: SQL refused: there is no table")
+    assert "over shop.* tables" in errors["c1"]
+    assert "ANALYTICS_EXPLAIN_COST_LIMIT (0.5)" in errors["c2"], errors["c2"]
+    assert "the database rejected the SQL" in errors["c3"]
+    assert "shop.orders(order_id, customer_id, ordered_on" in errors["c3"]

@@ -204,7 +204,15 @@ async def _check_cost(conn: AsyncConnection[Any], query: str, cost_limit: float)
     cost = float(plan[0]["Plan"]["Total Cost"]) if plan else 0.0
     if cost > cost_limit:
         raise SQLRefused(
-            f"SQL refused: the planner estimates this query at cost {cost:,.0f}, above "
-            f"ANALYTICS_EXPLAIN_COST_LIMIT ({cost_limit:,.0f}); it did not run. Ask for a "
+            f"SQL refused: the planner estimates this query at cost {cost_text(cost)}, above "
+            f"ANALYTICS_EXPLAIN_COST_LIMIT ({cost_text(cost_limit)}); it did not run. Ask for a "
             "shorter period, fewer breakdowns or an aggregate, or raise the setting."
         )
+
+
+def cost_text(value: float) -> str:
+    """A planner cost for a message: thousands separated, a fraction only when there is one
+    (1,234,567; 0.5; 12.25), never rounded to a different-looking number such as (0)."""
+    if value == int(value):
+        return f"{value:,.0f}"
+    return f"{value:,.2f}".rstrip("0").rstrip(".") if value >= 0.01 else f"{value:.2g}"
