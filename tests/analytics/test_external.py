@@ -101,6 +101,27 @@ QUESTIONS: list[tuple[str, str, bool]] = [
      "GROUP BY c.name ORDER BY n DESC, c.name LIMIT 2", True),
 ]  # fmt: skip
 
+#: Measures named by a noun (units, items: the quantity column summed, not rows counted) and
+#: entities named by people's names (a rep is "first last", not their shared title).
+NAMED: list[tuple[str, str, bool]] = [
+    ("Which product category sells the most units?",
+     f"SELECT p.category, SUM(l.quantity) q FROM {S}.order_lines l JOIN {S}.products p "
+     "USING (product_id) GROUP BY p.category ORDER BY q DESC, p.category", True),
+    ("How many items were sold in 2025?",
+     f"SELECT SUM(l.quantity) FROM {S}.order_lines l JOIN {S}.orders o USING (order_id) "
+     "WHERE o.ordered_on >= '2025-01-01' AND o.ordered_on < '2026-01-01'", False),
+    ("Units sold by region",
+     f"SELECT r.name, SUM(l.quantity) FROM {S}.order_lines l JOIN {S}.orders o USING (order_id)"
+     f" JOIN {S}.customers c USING (customer_id) JOIN {S}.regions r USING (region_id) "
+     "GROUP BY r.name", False),
+    ("Number of customers by sales rep",
+     f"SELECT r.first_name || ' ' || r.last_name, COUNT(*) FROM {S}.customers c JOIN {S}.reps r"
+     " ON r.rep_id = c.sales_rep_id GROUP BY 1", False),
+    ("Number of orders by rep",
+     f"SELECT r.first_name || ' ' || r.last_name, COUNT(*) FROM {S}.orders o JOIN {S}.customers"
+     f" c USING (customer_id) JOIN {S}.reps r ON r.rep_id = c.sales_rep_id GROUP BY 1", False),
+]  # fmt: skip
+
 
 def normal(rows: list[Any], ordered: bool) -> list[tuple[Any, ...]]:
     """Rows with numbers rounded to 2 decimals and dates as text; sorted unless ordered."""
@@ -147,7 +168,7 @@ def test_the_catalogue_is_derived_from_the_schema(source: ExternalSource) -> Non
     cat = source.catalogue
     assert {t.key for t in cat.tables} == {f"{S}.{t}" for t in
                                           ("customers", "order_lines", "orders", "products",
-                                           "regions")}  # fmt: skip
+                                           "regions", "reps")}  # fmt: skip
     orders = cat.table("shop.orders")
     assert orders is not None and orders.time_column == "ordered_on"
     assert orders.description == "Purchases." and "purchases" in orders.synonyms
@@ -178,6 +199,27 @@ async def test_questions_without_a_model_match_hand_written_sql(
 ) -> None:  # fmt: skip
     result = await answer(pool, source, question)
     assert normal(result.rows, ordered) == expected(shop, sql, ordered), result.sql
+
+
+@pytest.mark.parametrize(("question", "sql", "ordered"), NAMED, ids=[q for q, _, _ in NAMED])
+async def test_nouns_name_measures_and_people_are_named_by_name(
+    shop: ShopDB, source: ExternalSource, pool: AsyncConnectionPool,
+    question: str, sql: str, ordered: bool,
+) -> None:  # fmt: skip
+    result = await answer(pool, source, question)
+    assert normal(result.rows, ordered) == expected(shop, sql, ordered), result.sql
+
+
+def test_labels_prefer_names_to_titles(source: ExternalSource) -> None:
+    reps = source.catalogue.table("reps")
+    assert reps is not None and reps.label_sql == "first_name || ' ' || last_name"
+    products = source.catalogue.table("products")
+    assert products is not None and products.label_column == "name"
+    lines = source.catalogue.table("order_lines")
+    assert lines is not None
+    quantity, price = lines.column("quantity"), lines.column("unit_price")
+    assert quantity is not None and {"units", "items", "units sold"} <= set(quantity.synonyms)
+    assert price is not None and "units" not in price.synonyms  # a unit price counts nothing
 
 
 def test_at_least_twenty_questions() -> None:
@@ -379,7 +421,7 @@ def test_the_refresh_command_writes_the_catalogue_and_keeps_the_edits(
     )
     assert catalogue_command(settings) == 0
     out = capsys.readouterr().out
-    assert "5 tables" in out and "mine.derived.yaml" in out and "WARNING" not in out
+    assert "6 tables" in out and "mine.derived.yaml" in out and "WARNING" not in out
     assert "baskets" in path.read_text()  # the user's file is never overwritten
     assert "order_lines" in (tmp_path / "mine.derived.yaml").read_text()
     broken = make_settings(

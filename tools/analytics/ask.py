@@ -167,15 +167,24 @@ def _refs(cat: Catalogue, fact: TableEntry) -> list[tuple[str, Ref]]:
             if c.role in ("dimension", "time"):
                 edge = by_column.get(c.name)
                 dest = cat.table(edge[2]) if edge else None
-                if edge and dest and dest.label_column:
-                    ref = Ref(dest, dest.label_column, [*path, edge], c.label or c.name)
-                else:
-                    ref = Ref(table, c.name, path, c.label or c.name)
+                named = (
+                    _label_ref(dest, [*path, edge], c.label or c.name) if edge and dest else None
+                )
+                ref = named or Ref(table, c.name, path, c.label or c.name)
                 out += [(s, ref) for s in (*c.synonyms, c.name)]
-        if table.label_column and table.key != fact.key:
-            ref = Ref(table, table.label_column, path, table.label or table.name)
-            out += [(s, ref) for s in table.synonyms]
+        entity = _label_ref(table, path, table.label or table.name)
+        if entity is not None and table.key != fact.key:
+            out += [(s, entity) for s in table.synonyms]
     return out
+
+
+def _label_ref(table: TableEntry, path: list[Edge], label: str) -> Ref | None:
+    """What names a row of `table` in a breakdown: its label expression, else its label column."""
+    if table.label_sql:
+        return Ref(table, table.label_sql, path, label, expr=qualify(table.label_sql, table.name))
+    if table.label_column:
+        return Ref(table, table.label_column, path, label)
+    return None
 
 
 def _breakdowns(cat: Catalogue, fact: TableEntry, text: _Text, after: list[int]) -> list[Ref]:

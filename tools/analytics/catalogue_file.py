@@ -23,8 +23,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
+import sqlglot
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
+from sqlglot import exp
+from sqlglot.errors import SqlglotError
 
 from tools.analytics.outputs import Unit
 
@@ -61,6 +64,11 @@ class TableEntry(BaseModel):
     time_column: str | None = None
     label_column: str | None = Field(
         None, description="The column that names a row (a breakdown by this entity shows it)."
+    )
+    label_sql: str | None = Field(
+        None,
+        description="An SQL expression over the table's columns that names a row when no one "
+        "column does (first_name || ' ' || last_name); used instead of label_column.",
     )
     columns: list[ColumnEntry] = Field(default_factory=list)
     hidden: bool = False
@@ -133,6 +141,8 @@ class Catalogue(BaseModel):
             t.primary_key = [c for c in t.primary_key if c in names]
             if t.label_column not in names:
                 t.label_column = None
+            if t.label_sql and not columns_of(t.label_sql) <= names:
+                t.label_sql = None
             if t.time_column not in names:
                 t.time_column = None
         out.metrics = [m for m in out.metrics if (on := out.table(m.table)) and on.key in shown]
@@ -180,6 +190,7 @@ class TableEdit(BaseModel):
     description: str | None = None
     time_column: str | None = None
     label_column: str | None = None
+    label_sql: str | None = None
     hidden: bool | None = None
     columns: list[ColumnEdit] = Field(default_factory=list)
 
@@ -190,6 +201,15 @@ class CatalogueEdits(BaseModel):
     model_config = ConfigDict(extra="forbid")
     tables: list[TableEdit] = Field(default_factory=list)
     metrics: list[MetricEntry] = Field(default_factory=list)
+
+
+def columns_of(expression: str) -> set[str]:
+    """The column names an SQL expression reads (a label or a metric over one table)."""
+    try:
+        tree = sqlglot.parse_one(expression, read="postgres")
+    except SqlglotError:
+        return {expression}  # unreadable: never a subset of a table's columns
+    return {column.name for column in tree.find_all(exp.Column)}
 
 
 class CatalogueError(ValueError):
@@ -206,7 +226,10 @@ def apply_edits(derived: Catalogue, edits: CatalogueEdits) -> Catalogue:
                 f"catalogue edit names table {edit.name!r}, which the database does not have "
                 f"(tables: {', '.join(t.key for t in out.tables)})"
             )
-        for field in ("label", "synonyms", "description", "time_column", "label_column", "hidden"):
+        for field in (
+            "label", "synonyms", "description", "time_column", "label_column", "label_sql",
+            "hidden",
+        ):  # fmt: skip
             value = getattr(edit, field)
             if value is not None:
                 setattr(table, field, value)
