@@ -25,7 +25,7 @@ from typing import Any, Literal
 
 import sqlglot
 import yaml
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
@@ -50,6 +50,15 @@ class ColumnEntry(BaseModel):
     synonyms: list[str] = Field(default_factory=list)
     description: str = ""
     values: list[str] = Field(default_factory=list)
+    value_synonyms: dict[str, str] = Field(
+        default_factory=dict,
+        description="Other words for a value, lower case, to the value ('suvs': 'SUV').",
+    )
+    dimension: str | None = Field(
+        None,
+        description="The key of the breakdown this column is in answers (`dealer` for "
+        "dealers.name). The demo's semantic layer offers only the columns that have one.",
+    )
     hidden: bool = False
 
 
@@ -70,6 +79,9 @@ class TableEntry(BaseModel):
         description="An SQL expression over the table's columns that names a row when no one "
         "column does (first_name || ' ' || last_name); used instead of label_column.",
     )
+    alias: str | None = Field(
+        None, description="The alias the SQL of answers gives this table (default: its name)."
+    )
     columns: list[ColumnEntry] = Field(default_factory=list)
     hidden: bool = False
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
@@ -86,15 +98,46 @@ class TableEntry(BaseModel):
 
 
 class MetricEntry(BaseModel):
+    """A metric: `sql`, or a ratio `numerator` / `denominator` (root-cause analysis splits a
+    ratio into both; its `sql` is then written from them, see `ratio_sql`)."""
+
     model_config = ConfigDict(extra="forbid")
     key: str = Field(pattern=r"^[a-z_][a-z0-9_]{0,62}$")
     label: str
     table: str = Field(description="schema.table the metric aggregates")
-    sql: str = Field(description="An aggregate SQL expression over the table's columns.")
+    sql: str = Field(
+        "", description="An aggregate SQL expression over the table's columns (may be left out "
+        "when numerator is given)."
+    )  # fmt: skip
+    numerator: str | None = Field(None, description="An aggregate over the table's columns.")
+    denominator: str | None = Field(
+        None, description="An aggregate the numerator is divided by (none: an additive metric)."
+    )
+    scale: float = Field(1.0, description="The ratio's multiplier (100 for a percentage).")
+    decimals: int = Field(2, ge=0, le=6, description="The ratio's decimals.")
     synonyms: list[str] = Field(default_factory=list)
     unit: Unit = "count"
     description: str = ""
     higher_is_better: bool = True
+
+    @model_validator(mode="after")
+    def _sql_or_numerator(self) -> MetricEntry:
+        if not self.sql:
+            if not self.numerator:
+                raise ValueError(f"metric {self.key!r} needs sql or a numerator")
+            self.sql = ratio_sql(self.numerator, self.denominator, self.unit, self.scale,
+                                 self.decimals)  # fmt: skip
+        return self
+
+
+def ratio_sql(
+    numerator: str, denominator: str | None, unit: str, scale: float = 1.0, decimals: int = 2
+) -> str:
+    """A metric's SQL from its parts: an additive one as it is (money rounded to cents), a
+    ratio scaled, guarded against a zero denominator and rounded."""
+    if denominator is None:
+        return f"ROUND({numerator}, 2)" if unit == "currency" else numerator
+    return f"ROUND({scale:.1f} * {numerator} / NULLIF({denominator}, 0), {decimals})"
 
 
 class Catalogue(BaseModel):
@@ -179,6 +222,7 @@ class ColumnEdit(BaseModel):
     synonyms: list[str] | None = None
     description: str | None = None
     values: list[str] | None = None
+    value_synonyms: dict[str, str] | None = None
     hidden: bool | None = None
 
 
