@@ -3,22 +3,31 @@ engine (`tools.analytics.ask`) over `bundled_catalogue()` gives the semantic lay
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import date
+from pathlib import Path
 
+import psycopg
 import pytest
+from fastapi.testclient import TestClient
 from psycopg_pool import AsyncConnectionPool
 
+from app.api import create_app
+from app.components.analytics import catalogue_command
+from config import Settings
 from tools.analytics import ask, semantic
 from tools.analytics.bundled import bundled_catalogue
 from tools.analytics.catalogue import (
+    DEMO_LAYER,
     DIMENSIONS,
     FACTS,
     METRICS,
     demo_catalogue,
+    demo_layer,
     layer_from,
 )
 from tools.analytics.catalogue_file import Catalogue, dump_yaml
-from tools.analytics.executor import run_readonly
+from tools.analytics.executor import _json_value, run_readonly
 from tools.analytics.reference import (
     CARRIERS,
     MAKES,
@@ -132,3 +141,63 @@ def test_the_semantic_layer_is_read_from_the_file() -> None:
     assert [d.key for d in DIMENSIONS] == ["region", "state", "dealer", "make", "model",
                                            "segment", "plant", "country", "carrier",
                                            "transport_mode"]  # fmt: skip
+
+
+# --- an operator's edits laid over the demo's file ----------------------------------------------
+
+DEMO_EDITS = """\
+tables:
+  - name: analytics.shipments
+    columns:
+      - name: carrier
+        synonyms: [carrier, carriers, trucking company, trucking companies]
+  - name: analytics.dealers
+    columns:
+      - name: name
+        hidden: true
+metrics:
+  - key: damaged_units
+    label: Damaged units
+    table: analytics.shipments
+    numerator: SUM(CASE WHEN damaged THEN 1 ELSE 0 END)
+    synonyms: [damaged units, vehicles damaged]
+"""
+EDITED_QUESTION = "Damaged units by trucking company in 2025"
+EDITED_SQL = (
+    "SELECT carrier, SUM(CASE WHEN damaged THEN 1 ELSE 0 END) FROM analytics.shipments "
+    "WHERE shipped_on >= DATE '2025-01-01' AND shipped_on < DATE '2026-01-01' GROUP BY carrier"
+)
+
+
+async def test_an_operators_edits_change_the_demos_answers(
+    tmp_path: Path, reader_pool: AsyncConnectionPool, owner: psycopg.Connection
+) -> None:
+    assert semantic.generate(EDITED_QUESTION, TODAY).sql is None  # the shipped words
+    path = tmp_path / "demo.edits.yaml"
+    path.write_text(DEMO_EDITS, encoding="utf-8")
+    layer = demo_layer(path)
+    generation = semantic.generate(EDITED_QUESTION, TODAY, layer)
+    assert generation.sql is not None, generation.message
+    got = await run_readonly(reader_pool, generation.sql)
+    want = [[_json_value(v) for v in row] for row in owner.execute(EDITED_SQL).fetchall()]
+    assert sorted(got.rows) == sorted(want) and len(want) == 5
+    hidden = semantic.generate("Revenue by dealer in 2025", TODAY, layer)
+    assert hidden.sql is None and "break results down by 'dealer'" in hidden.message
+    assert semantic.generate("Revenue by dealer in 2025", TODAY).sql is not None
+    assert demo_layer(tmp_path / "absent.yaml") is DEMO_LAYER
+
+
+def test_the_app_lays_the_demo_edits_over_its_file(
+    make_settings: Callable[..., Settings], tmp_path: Path
+) -> None:
+    (tmp_path / "demo.edits.yaml").write_text(DEMO_EDITS, encoding="utf-8")
+    settings = make_settings(analytics_catalogue_path=str(tmp_path / "catalogue.yaml"))
+    with TestClient(create_app(settings)) as api:
+        body = api.post("/analytics/query", json={"question": EDITED_QUESTION}).json()
+        assert body["sql"] is not None and body["row_count"] == 5, body
+        assert body["columns"] == ["carrier", "damaged_units"]
+    assert catalogue_command(settings) == 0
+    exported = (tmp_path / "demo.catalogue.yaml").read_text(encoding="utf-8")
+    assert "damaged_units" in exported and "trucking company" in exported
+    (tmp_path / "demo.edits.yaml").write_text("tables:\n  - name: nowhere\n", encoding="utf-8")
+    assert catalogue_command(settings) == 3  # a wrong edit is named, not ignored

@@ -24,7 +24,14 @@ import sqlglot
 import yaml
 from sqlglot import exp
 
-from tools.analytics.catalogue_file import Catalogue, CatalogueError, TableEntry, ratio_sql
+from tools.analytics.catalogue_file import (
+    Catalogue,
+    CatalogueError,
+    TableEntry,
+    apply_edits,
+    ratio_sql,
+    read_edits,
+)
 from tools.analytics.outputs import MeasureMeta, Unit
 from tools.analytics.schema import SCHEMA
 
@@ -90,13 +97,36 @@ class Dimension:
         return fact in self.joins
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class SemanticLayer:
-    """What the semantic engine answers from: facts by table name, metrics, dimensions."""
+    """What the semantic engine answers from: facts by table name, metrics, dimensions.
+
+    Compared and hashed by identity: one layer per process (the shipped file, or with the
+    operator's edits), and the engine caches its patterns per layer."""
 
     facts: dict[str, Fact]
     metrics: tuple[Metric, ...]
     dimensions: tuple[Dimension, ...]
+
+    def metric(self, key: str) -> Metric:
+        """The metric with this key; KeyError names the known keys."""
+        for m in self.metrics:
+            if m.key == key:
+                return m
+        known = ", ".join(m.key for m in self.metrics)
+        raise KeyError(f"unknown metric {key!r}; known: {known}")
+
+    def dimension(self, key: str) -> Dimension:
+        """The dimension with this key."""
+        for d in self.dimensions:
+            if d.key == key:
+                return d
+        known = ", ".join(d.key for d in self.dimensions)
+        raise KeyError(f"unknown dimension {key!r}; known: {known}")
+
+    def dimensions_for(self, fact: str) -> list[Dimension]:
+        """The dimensions that apply to `fact`."""
+        return [d for d in self.dimensions if d.applies_to(fact)]
 
 
 @lru_cache(maxsize=1)
@@ -211,6 +241,38 @@ def layer_from(catalogue: Catalogue) -> SemanticLayer:
     return SemanticLayer(facts, tuple(metrics), tuple(dimensions))
 
 
+#: The operator's edits of the demo's catalogue, beside ANALYTICS_CATALOGUE_PATH.
+DEMO_EDITS_NAME = "demo.edits.yaml"
+DEMO_EDITS_TEMPLATE = """\
+# Your edits to the bundled demo's catalogue (tools/analytics/demo_catalogue.yaml), laid over it
+# at every start-up; `python main.py analytics-catalogue refresh` writes the result next to this
+# file (demo.catalogue.yaml) for reading. Name a table (and column) and set only what you want
+# to change; metrics are added or replaced by key. Example:
+#
+# tables:
+#   - name: analytics.shipments
+#     columns:
+#       - name: carrier
+#         synonyms: [carrier, carriers, trucking company, trucking companies]
+# metrics:
+#   - key: damaged_units
+#     label: Damaged units
+#     table: analytics.shipments
+#     numerator: SUM(CASE WHEN damaged THEN 1 ELSE 0 END)
+#     synonyms: [damaged units, vehicles damaged]
+tables: []
+metrics: []
+"""
+
+
+def demo_layer(edits: Path | None = None) -> SemanticLayer:
+    """The demo's semantic layer with the operator's edits at `edits` laid over its file (the
+    shipped layer when there is no such file); CatalogueError says what is wrong."""
+    if edits is None or not edits.exists():
+        return DEMO_LAYER
+    return layer_from(apply_edits(demo_catalogue(), read_edits(edits)))
+
+
 #: The bundled demo's semantic layer, from its catalogue file.
 DEMO_LAYER: SemanticLayer = layer_from(demo_catalogue())
 FACTS: dict[str, Fact] = DEMO_LAYER.facts
@@ -238,32 +300,27 @@ def grain_sql(grain: str, column: str) -> str:
 
 
 def metric(key: str) -> Metric:
-    """The metric with this key; KeyError names the known keys."""
-    for m in METRICS:
-        if m.key == key:
-            return m
-    raise KeyError(f"unknown metric {key!r}; known: {', '.join(m.key for m in METRICS)}")
+    """The demo's metric with this key; KeyError names the known keys."""
+    return DEMO_LAYER.metric(key)
 
 
 def dimension(key: str) -> Dimension:
-    """The dimension with this key."""
-    for d in DIMENSIONS:
-        if d.key == key:
-            return d
-    raise KeyError(f"unknown dimension {key!r}; known: {', '.join(d.key for d in DIMENSIONS)}")
+    """The demo's dimension with this key."""
+    return DEMO_LAYER.dimension(key)
 
 
-def dimensions_for(fact: str) -> list[Dimension]:
-    """The dimensions that apply to `fact`."""
-    return [d for d in DIMENSIONS if d.applies_to(fact)]
+def dimensions_for(fact: str, layer: SemanticLayer | None = None) -> list[Dimension]:
+    """The dimensions that apply to `fact` (in the demo's layer unless given another)."""
+    return (layer or DEMO_LAYER).dimensions_for(fact)
 
 
-def capabilities() -> str:
+def capabilities(layer: SemanticLayer | None = None) -> str:
     """What the semantic layer can answer, as text for an honest 'cannot map' answer."""
+    layer = layer or DEMO_LAYER
     lines = ["Metrics:"]
-    for fact in FACTS:
-        names = ", ".join(m.label for m in METRICS if m.fact == fact)
-        dims = ", ".join(d.label.lower() for d in dimensions_for(fact))
+    for fact in layer.facts:
+        names = ", ".join(m.label for m in layer.metrics if m.fact == fact)
+        dims = ", ".join(d.label.lower() for d in layer.dimensions_for(fact))
         lines.append(f"- {fact}: {names} (by {dims} and time)")
     lines.append(
         "Time: by day, week, month, quarter or year; periods such as 'in 2025', "
