@@ -1,7 +1,9 @@
 """Tool-error middleware: any exception a tool raises becomes a ToolMessage the model can use.
 
-`format_tool_error(tool, exc)` names the tool, the kind of failure and how to fix the call:
-refused SQL (the guard's reason), a timeout, a database error (with the table list for unknown
+`format_tool_error(tool, exc, scope, catalogue)` names the tool, the kind of failure and how to
+fix the call over the source the run reads (the demo's analytics.* or the connected database's
+schemas and tables): refused SQL (the guard's reason, once; a write is not to be retried), a
+timeout, a database error (with the table list for unknown
 names), the database being unavailable, a bad `data` argument, invalid arguments, or anything
 else. Messages are bounded and carry no credentials (URLs with passwords are redacted) and no
 tracebacks. LangGraph control flow (interrupts, `Command` bubbling up) and cancellation are never
@@ -23,10 +25,12 @@ from langgraph.types import Command
 from psycopg_pool import PoolTimeout
 from pydantic import ValidationError
 
+from tools.analytics.catalogue_file import Catalogue
 from tools.analytics.context import progress
 from tools.analytics.frame import DataError
-from tools.analytics.guard import SQLRefused
+from tools.analytics.guard import SQLRefused, WriteRefused
 from tools.analytics.schema import TABLES
+from tools.analytics.source import DEMO_SCOPE, Scope
 
 MAX_ERROR_CHARS = 1500
 #: The error code of a tool call that failed because the analytics database is unreachable.
@@ -34,8 +38,19 @@ UNAVAILABLE = "unavailable"
 _SECRET_URL = re.compile(r"(\w+://[^:/@\s]*:)[^@\s]*@")
 
 
-def _schema_hint() -> str:
-    return "; ".join(f"analytics.{t.name}({', '.join(t.column_names)})" for t in TABLES)
+def _schema_hint(catalogue: Catalogue | None = None) -> str:
+    """The readable tables with their columns: the demo's, or the connected database's."""
+    if catalogue is None:
+        return "; ".join(f"analytics.{t.name}({', '.join(t.column_names)})" for t in TABLES)
+    return "; ".join(
+        f"{t.key}({', '.join(c.name for c in t.visible_columns())})"
+        for t in catalogue.visible_tables()
+    )
+
+
+def _where(scope: Scope) -> str:
+    """The exposed schemas' tables as the fix hints name them (analytics.*, or shop.*, ...)."""
+    return ", ".join(f"{s}.*" for s in scope.schemas)
 
 
 def _first_line(exc: BaseException) -> str:
@@ -43,13 +58,22 @@ def _first_line(exc: BaseException) -> str:
     return text.splitlines()[0]
 
 
-def _classify(exc: BaseException) -> tuple[str, str, str]:
-    """(kind, detail, how to fix)."""
+def _classify(
+    exc: BaseException, scope: Scope = DEMO_SCOPE, catalogue: Catalogue | None = None
+) -> tuple[str, str, str]:
+    """(kind, detail, how to fix); the hints name `scope`'s schemas and `catalogue`'s tables."""
+    if isinstance(exc, WriteRefused):
+        return (
+            "SQL refused",
+            str(exc).removeprefix("SQL refused: "),
+            "Do not try to change data: tell the user the analytics agent is read-only and "
+            "offer to answer a question about the data instead.",
+        )
     if isinstance(exc, SQLRefused):
         return (
             "SQL refused",
-            str(exc),
-            "Rewrite it as one SELECT over analytics.* tables "
+            str(exc).removeprefix("SQL refused: "),
+            f"Rewrite it as one SELECT over {_where(scope)} tables "
             "with allowed functions, or call sql_generation_tool with the question.",
         )
     if isinstance(exc, psycopg.errors.QueryCanceled):
@@ -74,12 +98,13 @@ def _classify(exc: BaseException) -> tuple[str, str, str]:
         return (
             "the database rejected the SQL",
             _first_line(exc),
-            f"Fix the SQL; the tables are: {_schema_hint()}.",
+            f"Fix the SQL; the tables are: {_schema_hint(catalogue)}.",
         )
     if isinstance(
         exc, psycopg.errors.InsufficientPrivilege | psycopg.errors.ReadOnlySqlTransaction
     ):
-        return ("not permitted", _first_line(exc), "Only reading schema analytics is allowed.")
+        schemas = ", ".join(scope.schemas)
+        return ("not permitted", _first_line(exc), f"Only reading schema {schemas} is allowed.")
     if is_outage(exc):
         return (
             "the analytics database is unavailable",
@@ -120,9 +145,12 @@ def error_code(exc: BaseException) -> str:
     return UNAVAILABLE if is_outage(exc) else "failed"
 
 
-def format_tool_error(tool: str, exc: BaseException) -> str:
-    """A bounded, credential-free message for the model: what failed and how to fix it."""
-    return _format(tool, *_classify(exc))
+def format_tool_error(
+    tool: str, exc: BaseException, scope: Scope = DEMO_SCOPE, catalogue: Catalogue | None = None
+) -> str:
+    """A bounded, credential-free message for the model: what failed and how to fix it, over
+    the source the run reads (`scope`, and `catalogue` for a connected database)."""
+    return _format(tool, *_classify(exc, scope, catalogue))
 
 
 def _format(tool: str, kind: str, detail: str, fix: str) -> str:
@@ -153,12 +181,15 @@ async def analytics_tool_errors(
     are rewritten into the same format, so the model sees one kind of error message.
     """
     call = request.tool_call
+    context = getattr(getattr(request, "runtime", None), "context", None)
+    scope = getattr(context, "scope", None) or DEMO_SCOPE
+    catalogue = getattr(context, "catalogue", None)
     try:
         result = await handler(request)
     except GraphBubbleUp:
         raise
     except Exception as exc:  # noqa: BLE001 - every tool failure becomes a message
-        content = format_tool_error(call["name"], exc)
+        content = format_tool_error(call["name"], exc, scope, catalogue)
         code, kind = error_code(exc), _classify(exc)[0]
     else:
         if not (isinstance(result, ToolMessage) and result.status == "error"):

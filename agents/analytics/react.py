@@ -3,7 +3,8 @@
 - `build_analytics_agent(model, tools)`: the LangChain v1 agent (a compiled graph: model <-> tools)
   with the system prompt, the tool-error middleware and `AnalyticsContext` as context schema.
   With `model=None` the deterministic plan (`PlanModel`) sits in the model's seat.
-- `answer_question(question, ctx, model)`: one question in, an `AnalyticsAnswer` out.
+- `answer_question(question, ctx, model)`: one question in, an `AnalyticsAnswer` out; a request
+  to change data is answered with the read-only refusal before any model or tool runs.
 - `astream_answer(question, ctx, model)`: the same, yielding the tools' progress events first.
 - `build_analytics_graph(model, ...)`: the subgraph to plug into the root graph: its own state
   (`messages` in and out, `analytics` = this turn's answer), one node that runs the agent on the
@@ -33,6 +34,7 @@ from agents.analytics.planner import PlanModel
 from agents.analytics.prompts import ANALYTICS_SYSTEM, EXTERNAL_SYSTEM
 from agents.analytics.tools import ANALYTICS_TOOLS
 from tools.analytics.context import AnalyticsContext
+from tools.analytics.intent import write_request
 
 NAME = "analytics"
 MAX_QUESTION_CHARS = 2000
@@ -112,6 +114,9 @@ async def astream_answer(
     its transaction rolled back.
     """
     text = _check_question(question)
+    if refusal := write_request(text):  # refused before any model or tool sees it
+        yield AnalyticsAnswer(question=text, text=refusal, method="none")
+        return
     agent = agent if agent is not None else build_analytics_agent(model)
     run_config: RunnableConfig = {"recursion_limit": RECURSION_LIMIT, **(config or {})}
     inputs = {"messages": [*_history(history), HumanMessage(text)]}

@@ -247,7 +247,7 @@ async def root_cause_analysis_tool(
     """Explain why a metric changed between two periods: decomposes the change by every
     dimension (region, dealer, model, plant, carrier, ...) and names the largest drivers."""
     ctx = runtime.context
-    chosen = ops.resolve_metric(metric)
+    chosen = ops.resolve_metric(metric, ctx.layer)
     current = parse_period(period, ctx.reference_date)
     previous = parse_comparison(comparison, current, ctx.reference_date)
     runtime.stream_writer(

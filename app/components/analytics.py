@@ -30,13 +30,27 @@ from typing import Any
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import AsyncConnectionPool
+from sqlglot.errors import SqlglotError
 
 from app.components.base import Component, Components
 from app.routers.analytics import router
 from app.storage import Dependency, StartupError
 from config import Settings, redact_url
 from tools.analytics.bundled import bundled_catalogue
-from tools.analytics.catalogue_file import CatalogueError, derived_path, dump_yaml
+from tools.analytics.catalogue import (
+    DEMO_EDITS_NAME,
+    DEMO_EDITS_TEMPLATE,
+    DEMO_LAYER,
+    SemanticLayer,
+    demo_layer,
+)
+from tools.analytics.catalogue_file import (
+    CatalogueError,
+    apply_edits,
+    derived_path,
+    dump_yaml,
+    read_edits,
+)
 from tools.analytics.chartlinks import ChartLinks, link_secret
 from tools.analytics.chartstore import AnyRedis, ChartStore
 from tools.analytics.context import AnalyticsContext
@@ -84,6 +98,23 @@ def catalogue_path(settings: Settings) -> Path:
     return Path(settings.storage.data_dir) / "analytics" / "catalogue.yaml"
 
 
+def demo_edits_path(settings: Settings) -> Path:
+    """The operator's edits of the demo's catalogue: demo.edits.yaml beside
+    ANALYTICS_CATALOGUE_PATH (its own file, so switching between a database and the demo never
+    lays one's edits over the other)."""
+    return catalogue_path(settings).with_name(DEMO_EDITS_NAME)
+
+
+def open_demo_layer(settings: Settings) -> SemanticLayer:
+    """The demo's semantic layer: its catalogue file with the operator's edits laid over it
+    (blocking; StartupError says what in the edits is wrong)."""
+    path = demo_edits_path(settings)
+    try:
+        return demo_layer(path)
+    except (CatalogueError, SqlglotError) as exc:
+        raise StartupError(f"analytics: the demo's catalogue edits in {path}: {exc}") from None
+
+
 def open_external(settings: Settings) -> ExternalSource:
     """Connect ANALYTICS_DATABASE_URL and build its catalogue (blocking; StartupError names
     the fix)."""
@@ -119,6 +150,12 @@ async def start_analytics(components: Components) -> None:
         if not report.seeded:
             log.info("analytics dataset %s present (%s sales)", report.version,
                      report.row_counts.get("sales", "?"))  # fmt: skip
+    layer = await asyncio.to_thread(open_demo_layer, settings)
+    if layer is not DEMO_LAYER:
+        log.info(
+            "analytics demo: the operator's edits in %s are laid over its catalogue (%d metrics, "
+            "%d breakdowns)", demo_edits_path(settings), len(layer.metrics), len(layer.dimensions),
+        )  # fmt: skip
     conninfo = reader_conninfo(
         stores.database_url, settings.analytics.reader_user, _reader_password(settings)
     )
@@ -129,7 +166,7 @@ async def start_analytics(components: Components) -> None:
     )
     await pool.open()  # min_size 0: no connection is made until a query needs one
     components.stack.push_async_callback(pool.close)
-    components.agents.provide(AnalyticsContext.from_settings(settings, pool))
+    components.agents.provide(AnalyticsContext.from_settings(settings, pool, layer=layer))
     charts = ChartStore(
         stores.redis,
         ttl_seconds=settings.analytics.chart_ttl_seconds,
@@ -280,12 +317,22 @@ def catalogue_command(settings: Settings, action: str = "refresh") -> int:
     export the demo's catalogue), or say why not (exit 3: the database or the file failed)."""
     if settings.analytics.database_url is None:
         path = derived_path(catalogue_path(settings)).with_name("demo.catalogue.yaml")
+        edits = demo_edits_path(settings)
+        try:
+            open_demo_layer(settings)
+            effective = apply_edits(bundled_catalogue(), read_edits(edits))
+        except (StartupError, CatalogueError) as exc:
+            print(f"analytics-catalogue {action} failed: {exc}", file=sys.stderr)
+            return 3
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(dump_yaml(bundled_catalogue()), encoding="utf-8")
+        path.write_text(dump_yaml(effective), encoding="utf-8")
+        if not edits.exists():
+            edits.write_text(DEMO_EDITS_TEMPLATE, encoding="utf-8")
         print(
             "ANALYTICS_DATABASE_URL is not set, so the agent answers from the bundled demo. Its "
-            f"hand-written catalogue, in the catalogue format, is written to {path} for "
-            "reading. Set ANALYTICS_DATABASE_URL to derive your database's catalogue."
+            f"catalogue (tools/analytics/demo_catalogue.yaml, with your edits in {edits} laid "
+            f"over it) is written to {path} for reading. Set ANALYTICS_DATABASE_URL to derive "
+            "your database's catalogue."
         )
         return 0
     try:

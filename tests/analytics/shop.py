@@ -1,10 +1,11 @@
 """A second database for the analytics tests: a small shop the agent has never seen.
 
 Schema `shop` (not `public`, not the demo's `analytics`): regions <- customers <- orders <-
-order_lines -> products, with comments, a many-to-one path order_lines -> orders -> customers ->
-regions, a date column (orders.ordered_on) and low-cardinality text columns. Rows are generated
-from a fixed seed, so every test sees the same data; the tests' expected answers are SQL written
-by hand over these tables, never the catalogue's output.
+order_lines -> products, customers -> reps (people: first and last name, a title), with
+comments, a many-to-one path order_lines -> orders -> customers -> regions, a date column
+(orders.ordered_on) and low-cardinality text columns. Rows are generated from a fixed seed, so
+every test sees the same data; the tests' expected answers are SQL written by hand over these
+tables, never the catalogue's output.
 """
 
 from __future__ import annotations
@@ -24,9 +25,14 @@ DDL = """
 CREATE SCHEMA shop;
 CREATE TABLE shop.regions (region_id int PRIMARY KEY, name text NOT NULL);
 COMMENT ON TABLE shop.regions IS 'Sales territories.';
+CREATE TABLE shop.reps (
+    rep_id int PRIMARY KEY, last_name text NOT NULL, first_name text NOT NULL,
+    title text NOT NULL);
+COMMENT ON TABLE shop.reps IS 'Sales representatives.';
 CREATE TABLE shop.customers (
     customer_id int PRIMARY KEY, name text NOT NULL,
-    region_id int NOT NULL REFERENCES shop.regions, segment text NOT NULL, signup_date date);
+    region_id int NOT NULL REFERENCES shop.regions, segment text NOT NULL, signup_date date,
+    sales_rep_id int REFERENCES shop.reps);
 COMMENT ON TABLE shop.customers IS 'Buyers. Clients';
 COMMENT ON COLUMN shop.customers.segment IS 'Customer tier.';
 CREATE TABLE shop.products (
@@ -47,6 +53,9 @@ CREATE SEQUENCE shop.invoice_numbers;
 """
 
 REGIONS = ["North", "South", "West"]
+#: (last name, first name, title): two share a title, so a breakdown by title is not by rep.
+REPS = [("Peacock", "Jane", "Sales Agent"), ("Park", "Margaret", "Sales Agent"),
+        ("Adams", "Andrew", "General Manager")]  # fmt: skip
 SEGMENTS = ["Retail", "Wholesale"]
 PRODUCTS = [
     ("Atlas", "Books", 12.5),
@@ -65,11 +74,14 @@ def load(conn: psycopg.Connection) -> None:
     conn.execute(DDL)
     for n, name in enumerate(REGIONS, 1):
         conn.execute("INSERT INTO shop.regions VALUES (%s, %s)", [n, name])
+    for n, (last, first, title) in enumerate(REPS, 1):
+        conn.execute("INSERT INTO shop.reps VALUES (%s, %s, %s, %s)", [n, last, first, title])
     for c in range(1, 13):
+        rep = 3 if c % 4 == 0 else c % 2 + 1
         conn.execute(
-            "INSERT INTO shop.customers VALUES (%s, %s, %s, %s, %s)",
+            "INSERT INTO shop.customers VALUES (%s, %s, %s, %s, %s, %s)",
             [c, f"Customer {c:02d}", c % 3 + 1, rng.choice(SEGMENTS),
-             date(2023, 1, 1) + timedelta(days=rng.randint(0, 700))],
+             date(2023, 1, 1) + timedelta(days=rng.randint(0, 700)), rep],
         )  # fmt: skip
     for p, (name, category, price) in enumerate(PRODUCTS, 1):
         conn.execute(

@@ -17,9 +17,10 @@ from typing import Any
 import psycopg
 import pytest
 from fastapi.testclient import TestClient
+from langchain_core.messages import AIMessage, ToolMessage
 from psycopg_pool import AsyncConnectionPool
 
-from agents.analytics.react import answer_question
+from agents.analytics.react import answer_question, build_analytics_agent
 from app.api import create_app
 from app.components.analytics import catalogue_command
 from config import Settings
@@ -100,6 +101,27 @@ QUESTIONS: list[tuple[str, str, bool]] = [
      "GROUP BY c.name ORDER BY n DESC, c.name LIMIT 2", True),
 ]  # fmt: skip
 
+#: Measures named by a noun (units, items: the quantity column summed, not rows counted) and
+#: entities named by people's names (a rep is "first last", not their shared title).
+NAMED: list[tuple[str, str, bool]] = [
+    ("Which product category sells the most units?",
+     f"SELECT p.category, SUM(l.quantity) q FROM {S}.order_lines l JOIN {S}.products p "
+     "USING (product_id) GROUP BY p.category ORDER BY q DESC, p.category", True),
+    ("How many items were sold in 2025?",
+     f"SELECT SUM(l.quantity) FROM {S}.order_lines l JOIN {S}.orders o USING (order_id) "
+     "WHERE o.ordered_on >= '2025-01-01' AND o.ordered_on < '2026-01-01'", False),
+    ("Units sold by region",
+     f"SELECT r.name, SUM(l.quantity) FROM {S}.order_lines l JOIN {S}.orders o USING (order_id)"
+     f" JOIN {S}.customers c USING (customer_id) JOIN {S}.regions r USING (region_id) "
+     "GROUP BY r.name", False),
+    ("Number of customers by sales rep",
+     f"SELECT r.first_name || ' ' || r.last_name, COUNT(*) FROM {S}.customers c JOIN {S}.reps r"
+     " ON r.rep_id = c.sales_rep_id GROUP BY 1", False),
+    ("Number of orders by rep",
+     f"SELECT r.first_name || ' ' || r.last_name, COUNT(*) FROM {S}.orders o JOIN {S}.customers"
+     f" c USING (customer_id) JOIN {S}.reps r ON r.rep_id = c.sales_rep_id GROUP BY 1", False),
+]  # fmt: skip
+
 
 def normal(rows: list[Any], ordered: bool) -> list[tuple[Any, ...]]:
     """Rows with numbers rounded to 2 decimals and dates as text; sorted unless ordered."""
@@ -146,7 +168,7 @@ def test_the_catalogue_is_derived_from_the_schema(source: ExternalSource) -> Non
     cat = source.catalogue
     assert {t.key for t in cat.tables} == {f"{S}.{t}" for t in
                                           ("customers", "order_lines", "orders", "products",
-                                           "regions")}  # fmt: skip
+                                           "regions", "reps")}  # fmt: skip
     orders = cat.table("shop.orders")
     assert orders is not None and orders.time_column == "ordered_on"
     assert orders.description == "Purchases." and "purchases" in orders.synonyms
@@ -177,6 +199,27 @@ async def test_questions_without_a_model_match_hand_written_sql(
 ) -> None:  # fmt: skip
     result = await answer(pool, source, question)
     assert normal(result.rows, ordered) == expected(shop, sql, ordered), result.sql
+
+
+@pytest.mark.parametrize(("question", "sql", "ordered"), NAMED, ids=[q for q, _, _ in NAMED])
+async def test_nouns_name_measures_and_people_are_named_by_name(
+    shop: ShopDB, source: ExternalSource, pool: AsyncConnectionPool,
+    question: str, sql: str, ordered: bool,
+) -> None:  # fmt: skip
+    result = await answer(pool, source, question)
+    assert normal(result.rows, ordered) == expected(shop, sql, ordered), result.sql
+
+
+def test_labels_prefer_names_to_titles(source: ExternalSource) -> None:
+    reps = source.catalogue.table("reps")
+    assert reps is not None and reps.label_sql == "first_name || ' ' || last_name"
+    products = source.catalogue.table("products")
+    assert products is not None and products.label_column == "name"
+    lines = source.catalogue.table("order_lines")
+    assert lines is not None
+    quantity, price = lines.column("quantity"), lines.column("unit_price")
+    assert quantity is not None and {"units", "items", "units sold"} <= set(quantity.synonyms)
+    assert price is not None and "units" not in price.synonyms  # a unit price counts nothing
 
 
 def test_at_least_twenty_questions() -> None:
@@ -378,7 +421,7 @@ def test_the_refresh_command_writes_the_catalogue_and_keeps_the_edits(
     )
     assert catalogue_command(settings) == 0
     out = capsys.readouterr().out
-    assert "5 tables" in out and "mine.derived.yaml" in out and "WARNING" not in out
+    assert "6 tables" in out and "mine.derived.yaml" in out and "WARNING" not in out
     assert "baskets" in path.read_text()  # the user's file is never overwritten
     assert "order_lines" in (tmp_path / "mine.derived.yaml").read_text()
     broken = make_settings(
@@ -404,3 +447,86 @@ async def test_the_agents_model_is_told_about_the_connected_database(
     system = str(model.calls[0][0].content)
     assert "user's own PostgreSQL database" in system and "shop.orders" in system
     assert "automotive" not in system
+
+
+HIDE_REGIONS = "tables:\n  - name: shop.regions\n    hidden: true\n"
+
+
+async def test_a_hidden_table_that_others_reference_is_simply_unavailable(
+    shop: ShopDB, tmp_path: Path, pool: AsyncConnectionPool
+) -> None:
+    """customers.region_id references the hidden regions: questions still answer, none joins
+    or names regions (the FK column stays the customers' own column), the model never sees it."""
+    path = tmp_path / "catalogue.yaml"
+    path.write_text(HIDE_REGIONS, encoding="utf-8")
+    hidden = open_source(shop.reader_url, (S,), path)
+    for question, sql in [
+        ("How many orders are there?", f"SELECT COUNT(*) FROM {S}.orders"),
+        ("Number of customers by segment",
+         f"SELECT segment, COUNT(*) FROM {S}.customers GROUP BY segment"),
+        ("Number of orders by region",  # the customers' region_id, not the hidden names
+         f"SELECT c.region_id, COUNT(*) FROM {S}.orders o JOIN {S}.customers c "
+         "USING (customer_id) GROUP BY c.region_id"),
+    ]:  # fmt: skip
+        result = await answer(pool, hidden, question)
+        assert normal(result.rows, False) == expected(shop, sql, False), question
+        assert "regions" not in result.sql, result.sql
+    gen = ask.generate("Number of orders in the North", hidden.catalogue, TODAY)
+    assert gen.sql is None or "regions" not in gen.sql  # the hidden table's values are gone
+    context = hidden.catalogue.available().describe()
+    assert "shop.regions" not in context and "region_id" in context
+    with pytest.raises(SQLRefused, match="no table regions"):
+        await run_readonly(pool, "SELECT name FROM regions", scope=hidden.scope)
+    # a hidden label column: the entity is broken down by its key instead, never by the column
+    path.write_text(
+        "tables:\n  - name: shop.customers\n    columns:\n      - name: name\n"
+        "        hidden: true\n",
+        encoding="utf-8",
+    )
+    unnamed = open_source(shop.reader_url, (S,), path)
+    result = await answer(pool, unnamed, "Top 2 customers by number of orders")
+    assert "customers.name" not in result.sql and result.row_count == 2, result.sql
+
+
+def test_a_hidden_referenced_table_over_http(
+    make_settings: Callable[..., Settings], shop: ShopDB, tmp_path: Path
+) -> None:
+    path = tmp_path / "cat.yaml"
+    path.write_text(HIDE_REGIONS, encoding="utf-8")
+    settings = make_settings(
+        analytics_database_url=shop.reader_url,
+        analytics_schemas=S,
+        analytics_catalogue_path=str(path),
+    )
+    with TestClient(create_app(settings)) as api:
+        body = api.post("/analytics/query", json={"question": "How many orders are there?"})
+        assert body.status_code == 200 and body.json()["rows"] == [[90]], body.text
+        assert "unexpected" not in body.json()["text"]
+
+
+async def test_tool_errors_name_the_connected_database_and_read_once(
+    source: ExternalSource, pool: AsyncConnectionPool
+) -> None:
+    """On a connected database the fix hints name its schema and tables (not analytics.*), a
+    refusal says 'SQL refused' once, and a cost limit of 0.5 reads 0.5."""
+    calls = [
+        {"name": "sql_execution_tool", "args": {"sql": "SELECT * FROM pg_roles"}, "id": "c1"},
+        {"name": "sql_execution_tool",
+         "args": {"sql": "SELECT COUNT(*) FROM orders a, orders b"}, "id": "c2"},
+        {"name": "sql_execution_tool", "args": {"sql": "SELECT nope FROM orders"}, "id": "c3"},
+    ]  # fmt: skip
+    model = ScriptedChatModel(script=[AIMessage(content="", tool_calls=calls), "done"])
+    ctx = AnalyticsContext(
+        pool=pool, scope=source.scope, catalogue=source.catalogue, demo_mode=False,
+        cost_limit=0.5,
+    )  # fmt: skip
+    agent = build_analytics_agent(model)
+    await answer_question("Break things", ctx, agent=agent)
+    errors = {m.tool_call_id: str(m.content) for m in model.calls[1] if isinstance(m, ToolMessage)}
+    for text in errors.values():
+        assert "analytics." not in text and "SQL refused: SQL refused" not in text, text
+    assert errors["c1"].startswith("Error in sql_execution_tool: SQL refused: there is no table")
+    assert "over shop.* tables" in errors["c1"]
+    assert "ANALYTICS_EXPLAIN_COST_LIMIT (0.5)" in errors["c2"], errors["c2"]
+    assert "the database rejected the SQL" in errors["c3"]
+    assert "shop.orders(order_id, customer_id, ordered_on" in errors["c3"]

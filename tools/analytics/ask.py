@@ -25,6 +25,7 @@ from sqlglot import exp
 from tools.analytics.ask_sql import Edge, Measure, Query, Ref, build_sql, describe
 from tools.analytics.catalogue import GRAINS
 from tools.analytics.catalogue_file import Catalogue, ColumnEntry, MetricEntry, TableEntry
+from tools.analytics.intent import write_request
 from tools.analytics.outputs import MeasureMeta, SQLGeneration
 from tools.analytics.periods import Period, find_periods
 from tools.analytics.semantic import (
@@ -51,11 +52,12 @@ STOP = r"(?=\s(?:" + "|".join(STOP_WORDS) + r")\b|$)"
 
 
 def _edges(cat: Catalogue) -> dict[str, list[Edge]]:
+    """Each table's many-to-one edges (its foreign keys), by table key."""
     out: dict[str, list[Edge]] = {}
     for t in cat.tables:
         for fk in t.foreign_keys:
             target = cat.table(fk.references)
-            if target is not None and not target.hidden:
+            if target is not None:
                 out.setdefault(t.key, []).append(
                     (t.key, fk.columns, target.key, fk.referenced_columns)
                 )
@@ -154,24 +156,35 @@ def qualify(expression: str, alias: str) -> str:
 def _refs(cat: Catalogue, fact: TableEntry) -> list[tuple[str, Ref]]:
     """(synonym, ref) for every breakdown the fact can reach: columns and entities' labels."""
     out: list[tuple[str, Ref]] = []
+    edges = _edges(cat)
     for key, path in reachable(cat, fact).items():
         table = cat.table(key)
-        if table is None or table.hidden:
+        if table is None:
             continue
-        fk_targets = {tuple(fk.columns): fk.references for fk in table.foreign_keys}
+        # a single-column FK: a breakdown by it shows the referenced entity's label
+        by_column = {e[1][0]: e for e in edges.get(table.key, []) if len(e[1]) == 1}
         for c in table.visible_columns():
             if c.role in ("dimension", "time"):
-                target = fk_targets.get((c.name,))
-                if target and (dest := cat.table(target)) and dest.label_column:
-                    edge = next(e for e in _edges(cat).get(table.key, []) if e[1] == [c.name])
-                    ref = Ref(dest, dest.label_column, [*path, edge], c.label or c.name)
-                else:
-                    ref = Ref(table, c.name, path, c.label or c.name)
+                edge = by_column.get(c.name)
+                dest = cat.table(edge[2]) if edge else None
+                named = (
+                    _label_ref(dest, [*path, edge], c.label or c.name) if edge and dest else None
+                )
+                ref = named or Ref(table, c.name, path, c.label or c.name)
                 out += [(s, ref) for s in (*c.synonyms, c.name)]
-        if table.label_column and table.key != fact.key:
-            ref = Ref(table, table.label_column, path, table.label or table.name)
-            out += [(s, ref) for s in table.synonyms]
+        entity = _label_ref(table, path, table.label or table.name)
+        if entity is not None and table.key != fact.key:
+            out += [(s, entity) for s in table.synonyms]
     return out
+
+
+def _label_ref(table: TableEntry, path: list[Edge], label: str) -> Ref | None:
+    """What names a row of `table` in a breakdown: its label expression, else its label column."""
+    if table.label_sql:
+        return Ref(table, table.label_sql, path, label, expr=qualify(table.label_sql, table.name))
+    if table.label_column:
+        return Ref(table, table.label_column, path, label)
+    return None
 
 
 def _breakdowns(cat: Catalogue, fact: TableEntry, text: _Text, after: list[int]) -> list[Ref]:
@@ -247,6 +260,7 @@ def _time(cat: Catalogue, fact: TableEntry) -> Ref | None:
 
 def interpret(question: str, cat: Catalogue, today: date) -> Query:
     """Map a question to a measure, breakdowns, grain, periods, filters and ordering."""
+    cat = cat.available()  # hidden tables and columns, and what refers to them, do not exist
     text = _Text(normalize(question))
     year_earlier = bool(text.take(YEAR_EARLIER.pattern))
     periods: list[Period] = []
@@ -287,6 +301,7 @@ def interpret(question: str, cat: Catalogue, today: date) -> Query:
 
 def capabilities(cat: Catalogue) -> str:
     """What can be asked, as text for an honest 'cannot map' answer."""
+    cat = cat.available()
     lines = ["Metrics:"]
     lines += [f"- {m.label} ({m.table})" for m in cat.metrics if (t := cat.table(m.table))
               and not t.hidden][:40]  # fmt: skip
@@ -302,7 +317,10 @@ def capabilities(cat: Catalogue) -> str:
 
 
 def generate(question: str, cat: Catalogue, today: date) -> SQLGeneration:
-    """SQL for the question, or an honest message (sql None) when it cannot be mapped."""
+    """SQL for the question, or an honest message (sql None) when it cannot be mapped or asks
+    to change data (the agent is read-only)."""
+    if refusal := write_request(question):
+        return SQLGeneration(question=question, sql=None, method="semantic-layer", message=refusal)
     try:
         query = interpret(question, cat, today)
     except Unmappable as exc:

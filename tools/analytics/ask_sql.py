@@ -38,6 +38,9 @@ class Ref:
     column: str
     path: list[Edge]
     label: str
+    #: An expression over the table's alias instead of the column (a label such as
+    #: employee.first_name || ' ' || employee.last_name).
+    expr: str | None = None
 
 
 @dataclass
@@ -58,7 +61,7 @@ class Query:
 def _aliases(query: Query) -> tuple[str, list[str]]:
     """The FROM clause with the joins every ref needs, aliasing each table by its name."""
     fact = query.measure.table
-    sql = f"{_ident(fact.schema_)}.{_ident(fact.name)} AS {_ident(fact.name)}"
+    sql = f"{ident(fact.schema_)}.{ident(fact.name)} AS {ident(fact.name)}"
     joined: list[tuple[str, ...]] = []
     joins: list[str] = []
     refs = [*query.breakdowns, *(r for r, _ in query.filters)]
@@ -73,19 +76,20 @@ def _aliases(query: Query) -> tuple[str, list[str]]:
             s_name, d_name = src.split(".", 1)[1], dst.split(".", 1)[1]
             d_schema = dst.split(".", 1)[0]
             on = " AND ".join(
-                f"{_ident(d_name)}.{_ident(dc)} = {_ident(s_name)}.{_ident(c)}"
+                f"{ident(d_name)}.{ident(dc)} = {ident(s_name)}.{ident(c)}"
                 for c, dc in zip(cols, dcols, strict=True)
             )
-            joins.append(f"JOIN {_ident(d_schema)}.{_ident(d_name)} AS {_ident(d_name)} ON {on}")
+            joins.append(f"JOIN {ident(d_schema)}.{ident(d_name)} AS {ident(d_name)} ON {on}")
     return sql, joins
 
 
-def _ident(name: str) -> str:
+def ident(name: str) -> str:
+    """`name` as an SQL identifier: bare when plain lower-case, else double-quoted."""
     return name if re.fullmatch(r"[a-z_][a-z0-9_]*", name) else '"' + name.replace('"', '""') + '"'
 
 
 def _col(ref: Ref) -> str:
-    return f"{_ident(ref.table.name)}.{_ident(ref.column)}"
+    return ref.expr or f"{ident(ref.table.name)}.{ident(ref.column)}"
 
 
 def _literal(value: str) -> str:
@@ -113,9 +117,9 @@ def build_sql(query: Query) -> str:
         name = re.sub(r"\W+", "_", ref.label.lower()).strip("_") or ref.column
         name = name if name not in names else f"{ref.table.name}_{ref.column}"
         names.append(name)
-        select.append(f"{_col(ref)} AS {_ident(name)}")
+        select.append(f"{_col(ref)} AS {ident(name)}")
     groups = len(select)
-    select.append(f"{query.measure.expr} AS {_ident(query.measure.key)}")
+    select.append(f"{query.measure.expr} AS {ident(query.measure.key)}")
     source, joins = _aliases(query)
     where = []
     if query.periods:
@@ -150,7 +154,8 @@ def describe(query: Query) -> str:
     if query.grain:
         parts.append(f"by {query.grain}")
     if query.breakdowns:
-        parts.append("by " + ", ".join(f"{r.table.name}.{r.column}" for r in query.breakdowns))
+        parts.append("by " + ", ".join(r.expr or f"{r.table.name}.{r.column}"
+                                       for r in query.breakdowns))  # fmt: skip
     for ref, values in query.filters:
         parts.append(f"where {ref.table.name}.{ref.column} is {' or '.join(values)}")
     if query.periods:

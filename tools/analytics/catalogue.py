@@ -1,28 +1,42 @@
 """The semantic model: facts, metrics and dimensions, with the words that name them.
 
+Its source is the bundled demo's catalogue file, `demo_catalogue.yaml` beside this module, in
+the catalogue format every database gets (`tools.analytics.catalogue_file`); `layer_from`
+reads a catalogue in that format into the layer the semantic engine answers from, so the
+format is the one definition and an operator's edits can be laid over it like over any
+database's (`apply_edits`).
+
 A metric is numerator / denominator over one fact table (the denominator is None for additive
 metrics), so the same definition renders SQL (`Metric.sql`) and decomposes for root-cause
-analysis (contributions of numerator and denominator by member). Dimensions know how to reach
-their column from each fact they apply to (`Dimension.joins`).
+analysis (contributions of numerator and denominator by member). A fact is a table that has
+metrics; a dimension is a column with a `dimension` key, offered in the file's order, and knows
+how to reach its column from each fact along the foreign keys (`Dimension.joins`, shortest path).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
 
-from tools.analytics.outputs import MeasureMeta, Unit
-from tools.analytics.reference import (
-    CARRIERS,
-    MAKES,
-    MODELS,
-    PLANTS,
-    REGIONS,
-    SEGMENTS,
-    STATE_NAMES,
-    TRANSPORT_MODES,
-    dealer_names,
+import sqlglot
+import yaml
+from sqlglot import exp
+
+from tools.analytics.catalogue_file import (
+    Catalogue,
+    CatalogueError,
+    TableEntry,
+    apply_edits,
+    ratio_sql,
+    read_edits,
 )
+from tools.analytics.outputs import MeasureMeta, Unit
 from tools.analytics.schema import SCHEMA
+
+#: The bundled demo's catalogue file: the source of its semantic layer.
+DEMO_CATALOGUE_FILE = Path(__file__).with_name("demo_catalogue.yaml")
 
 
 @dataclass(frozen=True)
@@ -36,39 +50,6 @@ class Fact:
     @property
     def from_clause(self) -> str:
         return f"{SCHEMA}.{self.name} AS {self.alias}"
-
-
-FACTS: dict[str, Fact] = {
-    "sales": Fact(
-        "sales",
-        "s",
-        "s.sold_on",
-        "sale date",
-        {
-            "dealers": f"JOIN {SCHEMA}.dealers AS d ON d.dealer_id = s.dealer_id",
-            "vehicles": f"JOIN {SCHEMA}.vehicles AS v ON v.vin = s.vin",
-            "plants": f"JOIN {SCHEMA}.plants AS p ON p.plant_id = v.plant_id",
-        },
-    ),
-    "production": Fact(
-        "production",
-        "pr",
-        "pr.day",
-        "production day",
-        {"plants": f"JOIN {SCHEMA}.plants AS p ON p.plant_id = pr.plant_id"},
-    ),
-    "shipments": Fact(
-        "shipments",
-        "sh",
-        "sh.shipped_on",
-        "ship date",
-        {
-            "dealers": f"JOIN {SCHEMA}.dealers AS d ON d.dealer_id = sh.dealer_id",
-            "vehicles": f"JOIN {SCHEMA}.vehicles AS v ON v.vin = sh.vin",
-            "plants": f"JOIN {SCHEMA}.plants AS p ON p.plant_id = sh.plant_id",
-        },
-    ),
-}
 
 
 @dataclass(frozen=True)
@@ -91,12 +72,7 @@ class Metric:
 
     def sql(self) -> str:
         """The aggregate expression (over the fact's alias) that computes the metric."""
-        if self.denominator is None:
-            if self.unit == "currency":
-                return f"ROUND({self.numerator}, 2)"
-            return self.numerator
-        scaled = f"{self.scale:.1f} * "
-        return f"ROUND({scaled}{self.numerator} / NULLIF({self.denominator}, 0), {self.decimals})"
+        return ratio_sql(self.numerator, self.denominator, self.unit, self.scale, self.decimals)
 
     def meta(self) -> MeasureMeta:
         return MeasureMeta(
@@ -105,89 +81,6 @@ class Metric:
             additive=self.additive,
             higher_is_better=self.higher_is_better,
         )
-
-
-def _flag(column: str) -> str:
-    return f"SUM(CASE WHEN {column} THEN 1 ELSE 0 END)"
-
-
-METRICS: tuple[Metric, ...] = (
-    Metric("units_sold", "Units sold", "sales", "COUNT(*)", None, "count",
-           ("units sold", "unit sales", "vehicles sold", "cars sold", "sales volume",
-            "number of sales", "number of deals", "deals", "sold", "sell", "sales", "volume")),
-    Metric("revenue", "Revenue", "sales", "SUM(s.sale_price)", None, "currency",
-           ("revenue", "sales revenue", "turnover", "dollar sales", "sales value")),
-    Metric("gross_profit", "Gross profit", "sales", "SUM(s.gross_profit)", None, "currency",
-           ("gross profit", "profit", "gross margin", "gross")),
-    Metric("average_selling_price", "Average selling price", "sales", "SUM(s.sale_price)",
-           "COUNT(*)", "currency",
-           ("average selling price", "average sale price", "average transaction price", "asp",
-            "average price")),
-    Metric("fni_revenue", "F&I revenue", "sales", "SUM(s.fni_revenue)", None, "currency",
-           ("total f&i revenue", "f&i revenue", "fni revenue", "finance and insurance revenue")),
-    Metric("fni_revenue_per_deal", "F&I revenue per deal", "sales", "SUM(s.fni_revenue)",
-           "COUNT(*)", "currency",
-           ("f&i revenue per deal", "f&i per deal", "fni per deal", "f&i revenue per vehicle",
-            "f&i per vehicle", "finance and insurance revenue per deal", "pvr", "f&i")),
-    Metric("finance_penetration_pct", "Finance penetration (%)", "sales",
-           _flag("s.financed"), "COUNT(*)", "percent",
-           ("finance penetration", "financing penetration", "financing rate", "finance rate",
-            "share of deals financed", "deals financed", "financed"), scale=100),
-    Metric("warranty_attach_pct", "Warranty attach rate (%)", "sales",
-           _flag("s.warranty_sold"), "COUNT(*)", "percent",
-           ("warranty attach rate", "warranty attach", "warranty penetration",
-            "extended warranty", "warranty"), scale=100),
-    # An attach rate is the share of all deals that carry the product, as for warranties; GAP
-    # can only be sold on a financed deal, so its share of financed deals is a metric of its own,
-    # asked for by name.
-    Metric("gap_attach_pct", "GAP attach rate (% of deals)", "sales",
-           _flag("s.gap_sold"), "COUNT(*)", "percent",
-           ("gap attach rate", "gap attach", "gap penetration", "gap insurance", "gap"),
-           scale=100),
-    Metric("gap_attach_financed_pct", "GAP attach rate (% of financed deals)", "sales",
-           _flag("s.gap_sold"), _flag("s.financed"), "percent",
-           ("gap attach rate of financed deals", "gap attach rate on financed deals",
-            "gap penetration of financed deals", "gap penetration on financed deals",
-            "gap attach of financed deals", "gap attach on financed deals",
-            "gap per financed deal", "gap on financed deals", "gap of financed deals"),
-           scale=100),
-    Metric("units_built", "Units built", "production", "SUM(pr.units_built)", None, "count",
-           ("units built", "vehicles built", "units produced", "production volume", "output",
-            "production", "built")),
-    Metric("units_planned", "Units planned", "production", "SUM(pr.units_planned)", None,
-           "count", ("units planned", "build plan volume", "planned units")),
-    Metric("build_plan_attainment_pct", "Build-plan attainment (%)", "production",
-           "SUM(pr.units_built)", "SUM(pr.units_planned)", "percent",
-           ("build plan attainment", "plan attainment", "attainment", "production vs plan",
-            "build plan"), scale=100),
-    Metric("defect_rate_pct", "Defect rate (%)", "production", "SUM(pr.defects)",
-           "SUM(pr.units_built)", "percent",
-           ("defect rate", "defects per unit", "defect", "defects", "quality"),
-           higher_is_better=False, scale=100),
-    Metric("downtime_minutes", "Downtime (minutes)", "production", "SUM(pr.downtime_minutes)",
-           None, "minutes", ("downtime minutes", "downtime", "line stoppages", "stoppages"),
-           higher_is_better=False),
-    Metric("avg_days_in_transit", "Average days in transit", "shipments",
-           "SUM(sh.delivered_on - sh.shipped_on)", "COUNT(*)", "days",
-           ("average days in transit", "avg days in transit", "days in transit",
-            "transit time", "delivery time", "transit days", "lead time"),
-           higher_is_better=False),
-    Metric("on_time_delivery_pct", "On-time delivery rate (%)", "shipments",
-           _flag("sh.delivered_on <= sh.due_on"), "COUNT(*)", "percent",
-           ("on time delivery rate", "on time deliveries", "on time delivery", "on time rate",
-            "on time",
-            "delivery performance", "otd"), scale=100),
-    Metric("damage_rate_pct", "Damage rate (%)", "shipments", _flag("sh.damaged"), "COUNT(*)",
-           "percent", ("damage rate", "damaged vehicles", "damaged", "damage", "damages"),
-           higher_is_better=False, scale=100),
-    Metric("shipping_cost_per_vehicle", "Shipping cost per vehicle", "shipments",
-           "SUM(sh.cost)", "COUNT(*)", "currency",
-           ("shipping cost per vehicle", "shipping cost per unit", "cost per shipment",
-            "freight cost per vehicle", "shipping cost", "freight cost", "logistics cost",
-            "transport cost", "delivery cost"), higher_is_better=False),
-    Metric("shipments", "Shipments", "shipments", "COUNT(*)", None, "count",
-           ("number of shipments", "shipments", "deliveries", "vehicles shipped", "shipped")),
-)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -204,65 +97,187 @@ class Dimension:
         return fact in self.joins
 
 
-def _dims() -> tuple[Dimension, ...]:
-    dealers = dealer_names()
-    Joins = dict[str, tuple[str, ...]]
-    sales_ship: Joins = {"sales": ("dealers",), "shipments": ("dealers",)}
-    vehicle: Joins = {"sales": ("vehicles",), "shipments": ("vehicles",)}
-    plant: Joins = {
-        "sales": ("vehicles", "plants"),
-        "production": ("plants",),
-        "shipments": ("plants",),
-    }
-    carriers = {c.name: c.name for c in CARRIERS} | {c.short.lower(): c.name for c in CARRIERS}
-    plants = {p.name: p.name for p in PLANTS} | {p.short.lower(): p.name for p in PLANTS}
-    models = {m.model: m.model for m in MODELS} | {
-        f"{m.make} {m.model}".lower(): m.model for m in MODELS
-    }
-    segments = {s: s for s in SEGMENTS} | {
-        "suvs": "SUV", "pickups": "Pickup", "pickup trucks": "Pickup", "sedans": "Sedan",
-        "compacts": "Compact", "compact cars": "Compact", "luxury": "Luxury",
-        "electric": "EV", "evs": "EV", "electric vehicles": "EV",
-    }  # fmt: skip
-    states = {name.lower(): code for code, name in STATE_NAMES.items()}
-    countries = {
-        "united states": "United States", "usa": "United States", "u.s.": "United States",
-        "canada": "Canada", "mexico": "Mexico", "canadian": "Canada", "mexican": "Mexico",
-    }  # fmt: skip
-    modes = {"truck": "truck", "trucks": "truck", "road": "truck", "rail": "rail",
-             "train": "rail", "trains": "rail"}  # fmt: skip
-    return (
-        Dimension("region", "Region", "d.region", sales_ship,
-                  ("region", "regions", "regional"), REGIONS),
-        Dimension("state", "State", "d.state", sales_ship, ("state", "states"),
-                  tuple(STATE_NAMES), states),
-        Dimension("dealer", "Dealer", "d.name", sales_ship,
-                  ("dealer", "dealers", "dealership", "dealerships", "store", "stores"),
-                  tuple(d[1] for d in dealers)),
-        Dimension("make", "Make", "v.make", vehicle, ("make", "makes", "brand", "brands"),
-                  tuple(MAKES)),
-        Dimension("model", "Model", "v.model", vehicle,
-                  ("model", "models", "nameplate", "nameplates"), tuple(m.model for m in MODELS),
-                  models),
-        Dimension("segment", "Segment", "v.segment", vehicle,
-                  ("segment", "segments", "body style", "vehicle type", "vehicle types"),
-                  SEGMENTS, segments),
-        Dimension("plant", "Plant", "p.name", plant,
-                  ("plant", "plants", "factory", "factories", "assembly plant",
-                   "assembly plants"), tuple(p.name for p in PLANTS), plants),
-        Dimension("country", "Country", "p.country", plant,
-                  ("country", "countries", "country of production"),
-                  ("United States", "Canada", "Mexico"), countries),
-        Dimension("carrier", "Carrier", "sh.carrier", {"shipments": ()},
-                  ("carrier", "carriers", "transport company", "hauler", "haulers"),
-                  tuple(c.name for c in CARRIERS), carriers),
-        Dimension("transport_mode", "Transport mode", "sh.transport_mode", {"shipments": ()},
-                  ("transport mode", "transport modes", "mode of transport", "shipping mode",
-                   "mode", "modes"), TRANSPORT_MODES, modes),
-    )  # fmt: skip
+@dataclass(frozen=True, eq=False)
+class SemanticLayer:
+    """What the semantic engine answers from: facts by table name, metrics, dimensions.
+
+    Compared and hashed by identity: one layer per process (the shipped file, or with the
+    operator's edits), and the engine caches its patterns per layer."""
+
+    facts: dict[str, Fact]
+    metrics: tuple[Metric, ...]
+    dimensions: tuple[Dimension, ...]
+
+    def metric(self, key: str) -> Metric:
+        """The metric with this key; KeyError names the known keys."""
+        for m in self.metrics:
+            if m.key == key:
+                return m
+        known = ", ".join(m.key for m in self.metrics)
+        raise KeyError(f"unknown metric {key!r}; known: {known}")
+
+    def dimension(self, key: str) -> Dimension:
+        """The dimension with this key."""
+        for d in self.dimensions:
+            if d.key == key:
+                return d
+        known = ", ".join(d.key for d in self.dimensions)
+        raise KeyError(f"unknown dimension {key!r}; known: {known}")
+
+    def dimensions_for(self, fact: str) -> list[Dimension]:
+        """The dimensions that apply to `fact`."""
+        return [d for d in self.dimensions if d.applies_to(fact)]
 
 
-DIMENSIONS: tuple[Dimension, ...] = _dims()
+@lru_cache(maxsize=1)
+def demo_catalogue() -> Catalogue:
+    """The bundled demo's catalogue file, parsed and validated."""
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    raw = yaml.load(DEMO_CATALOGUE_FILE.read_text(encoding="utf-8"), Loader=loader)  # noqa: S506
+    return Catalogue.model_validate(raw)
+
+
+def _qualified(expression: str, alias: str) -> str:
+    """`expression` with its bare column names qualified by `alias`."""
+    tree = sqlglot.parse_one(expression, read="postgres")
+    for column in tree.find_all(exp.Column):
+        if not column.table:
+            column.set("table", exp.to_identifier(alias))
+    return tree.sql(dialect="postgres")
+
+
+Step = tuple[str, list[str], str, list[str]]  # from table, its columns, to table, its columns
+
+
+def _paths(tables: dict[str, TableEntry], start: str) -> dict[str, list[Step]]:
+    """The shortest foreign-key path from `start` to every table it reaches (many-to-one)."""
+    paths: dict[str, list[Step]] = {start: []}
+    frontier = [start]
+    while frontier:
+        following = []
+        for name in frontier:
+            for fk in tables[name].foreign_keys:
+                target = fk.references.split(".", 1)[-1]
+                if target in tables and target not in paths:
+                    step = (name, fk.columns, target, fk.referenced_columns)
+                    paths[target] = [*paths[name], step]
+                    following.append(target)
+        frontier = following
+    return paths
+
+
+def _dimension_columns(cat: Catalogue) -> Iterator[tuple[TableEntry, str]]:
+    for table in cat.tables:
+        for column in table.columns:
+            if column.dimension:
+                yield table, column.name
+
+
+def layer_from(catalogue: Catalogue) -> SemanticLayer:
+    """The semantic layer of a catalogue in the file format (what is hidden left out)."""
+    cat = catalogue.available()
+    tables = {t.name: t for t in cat.tables}
+    alias = {t.name: t.alias or t.name for t in cat.tables}
+    metrics: list[Metric] = []
+    for m in cat.metrics:
+        fact = m.table.split(".", 1)[-1]
+        if fact not in tables:
+            raise CatalogueError(f"metric {m.key!r} names unknown table {m.table!r}")
+        metrics.append(
+            Metric(
+                m.key,
+                m.label,
+                fact,
+                _qualified(m.numerator or m.sql, alias[fact]),
+                _qualified(m.denominator, alias[fact]) if m.denominator else None,
+                m.unit,
+                tuple(m.synonyms),
+                m.higher_is_better,
+                m.scale,
+                m.decimals,
+                m.description,
+            )  # fmt: skip
+        )
+    fact_names = list(dict.fromkeys(m.fact for m in metrics))
+    paths = {f: _paths(tables, f) for f in fact_names}
+    joins: dict[str, dict[str, str]] = {f: {} for f in fact_names}
+    dimensions: list[Dimension] = []
+    for table, name in _dimension_columns(cat):
+        column = table.column(name)
+        assert column is not None and column.dimension
+        reach: dict[str, tuple[str, ...]] = {}
+        for f in fact_names:
+            if table.name not in paths[f]:
+                continue
+            path = paths[f][table.name]
+            reach[f] = tuple(step[2] for step in path)
+            for src, cols, dst, dcols in path:
+                on = " AND ".join(
+                    f"{alias[dst]}.{dc} = {alias[src]}.{c}"
+                    for c, dc in zip(cols, dcols, strict=True)
+                )
+                joins[f].setdefault(dst, f"JOIN {table.schema_}.{dst} AS {alias[dst]} ON {on}")
+        dimensions.append(
+            Dimension(
+                column.dimension,
+                column.label or name,
+                f"{alias[table.name]}.{name}",
+                reach,
+                tuple(column.synonyms),
+                tuple(column.values),
+                dict(column.value_synonyms),
+            )  # fmt: skip
+        )
+    facts: dict[str, Fact] = {}
+    for f in fact_names:
+        table = tables[f]
+        time = table.column(table.time_column) if table.time_column else None
+        if time is None:
+            raise CatalogueError(f"table {table.key} has metrics but no time_column")
+        label = time.label or time.name.replace("_", " ")
+        facts[f] = Fact(
+            f, alias[f], f"{alias[f]}.{time.name}", label[:1].lower() + label[1:], joins[f]
+        )
+    return SemanticLayer(facts, tuple(metrics), tuple(dimensions))
+
+
+#: The operator's edits of the demo's catalogue, beside ANALYTICS_CATALOGUE_PATH.
+DEMO_EDITS_NAME = "demo.edits.yaml"
+DEMO_EDITS_TEMPLATE = """\
+# Your edits to the bundled demo's catalogue (tools/analytics/demo_catalogue.yaml), laid over it
+# at every start-up; `python main.py analytics-catalogue refresh` writes the result next to this
+# file (demo.catalogue.yaml) for reading. Name a table (and column) and set only what you want
+# to change; metrics are added or replaced by key. Example:
+#
+# tables:
+#   - name: analytics.shipments
+#     columns:
+#       - name: carrier
+#         synonyms: [carrier, carriers, trucking company, trucking companies]
+# metrics:
+#   - key: damaged_units
+#     label: Damaged units
+#     table: analytics.shipments
+#     numerator: SUM(CASE WHEN damaged THEN 1 ELSE 0 END)
+#     synonyms: [damaged units, vehicles damaged]
+tables: []
+metrics: []
+"""
+
+
+def demo_layer(edits: Path | None = None) -> SemanticLayer:
+    """The demo's semantic layer with the operator's edits at `edits` laid over its file (the
+    shipped layer when there is no such file); CatalogueError says what is wrong."""
+    if edits is None or not edits.exists():
+        return DEMO_LAYER
+    return layer_from(apply_edits(demo_catalogue(), read_edits(edits)))
+
+
+#: The bundled demo's semantic layer, from its catalogue file.
+DEMO_LAYER: SemanticLayer = layer_from(demo_catalogue())
+FACTS: dict[str, Fact] = DEMO_LAYER.facts
+METRICS: tuple[Metric, ...] = DEMO_LAYER.metrics
+DIMENSIONS: tuple[Dimension, ...] = DEMO_LAYER.dimensions
 
 GRAINS: dict[str, tuple[str, ...]] = {
     "day": ("day", "days", "daily", "date", "per day", "each day"),
@@ -285,32 +300,27 @@ def grain_sql(grain: str, column: str) -> str:
 
 
 def metric(key: str) -> Metric:
-    """The metric with this key; KeyError names the known keys."""
-    for m in METRICS:
-        if m.key == key:
-            return m
-    raise KeyError(f"unknown metric {key!r}; known: {', '.join(m.key for m in METRICS)}")
+    """The demo's metric with this key; KeyError names the known keys."""
+    return DEMO_LAYER.metric(key)
 
 
 def dimension(key: str) -> Dimension:
-    """The dimension with this key."""
-    for d in DIMENSIONS:
-        if d.key == key:
-            return d
-    raise KeyError(f"unknown dimension {key!r}; known: {', '.join(d.key for d in DIMENSIONS)}")
+    """The demo's dimension with this key."""
+    return DEMO_LAYER.dimension(key)
 
 
-def dimensions_for(fact: str) -> list[Dimension]:
-    """The dimensions that apply to `fact`."""
-    return [d for d in DIMENSIONS if d.applies_to(fact)]
+def dimensions_for(fact: str, layer: SemanticLayer | None = None) -> list[Dimension]:
+    """The dimensions that apply to `fact` (in the demo's layer unless given another)."""
+    return (layer or DEMO_LAYER).dimensions_for(fact)
 
 
-def capabilities() -> str:
+def capabilities(layer: SemanticLayer | None = None) -> str:
     """What the semantic layer can answer, as text for an honest 'cannot map' answer."""
+    layer = layer or DEMO_LAYER
     lines = ["Metrics:"]
-    for fact in FACTS:
-        names = ", ".join(m.label for m in METRICS if m.fact == fact)
-        dims = ", ".join(d.label.lower() for d in dimensions_for(fact))
+    for fact in layer.facts:
+        names = ", ".join(m.label for m in layer.metrics if m.fact == fact)
+        dims = ", ".join(d.label.lower() for d in layer.dimensions_for(fact))
         lines.append(f"- {fact}: {names} (by {dims} and time)")
     lines.append(
         "Time: by day, week, month, quarter or year; periods such as 'in 2025', "

@@ -23,8 +23,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
+import sqlglot
 import yaml
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+from sqlglot import exp
+from sqlglot.errors import SqlglotError
 
 from tools.analytics.outputs import Unit
 
@@ -47,6 +50,15 @@ class ColumnEntry(BaseModel):
     synonyms: list[str] = Field(default_factory=list)
     description: str = ""
     values: list[str] = Field(default_factory=list)
+    value_synonyms: dict[str, str] = Field(
+        default_factory=dict,
+        description="Other words for a value, lower case, to the value ('suvs': 'SUV').",
+    )
+    dimension: str | None = Field(
+        None,
+        description="The key of the breakdown this column is in answers (`dealer` for "
+        "dealers.name). The demo's semantic layer offers only the columns that have one.",
+    )
     hidden: bool = False
 
 
@@ -61,6 +73,14 @@ class TableEntry(BaseModel):
     time_column: str | None = None
     label_column: str | None = Field(
         None, description="The column that names a row (a breakdown by this entity shows it)."
+    )
+    label_sql: str | None = Field(
+        None,
+        description="An SQL expression over the table's columns that names a row when no one "
+        "column does (first_name || ' ' || last_name); used instead of label_column.",
+    )
+    alias: str | None = Field(
+        None, description="The alias the SQL of answers gives this table (default: its name)."
     )
     columns: list[ColumnEntry] = Field(default_factory=list)
     hidden: bool = False
@@ -78,15 +98,46 @@ class TableEntry(BaseModel):
 
 
 class MetricEntry(BaseModel):
+    """A metric: `sql`, or a ratio `numerator` / `denominator` (root-cause analysis splits a
+    ratio into both; its `sql` is then written from them, see `ratio_sql`)."""
+
     model_config = ConfigDict(extra="forbid")
     key: str = Field(pattern=r"^[a-z_][a-z0-9_]{0,62}$")
     label: str
     table: str = Field(description="schema.table the metric aggregates")
-    sql: str = Field(description="An aggregate SQL expression over the table's columns.")
+    sql: str = Field(
+        "", description="An aggregate SQL expression over the table's columns (may be left out "
+        "when numerator is given)."
+    )  # fmt: skip
+    numerator: str | None = Field(None, description="An aggregate over the table's columns.")
+    denominator: str | None = Field(
+        None, description="An aggregate the numerator is divided by (none: an additive metric)."
+    )
+    scale: float = Field(1.0, description="The ratio's multiplier (100 for a percentage).")
+    decimals: int = Field(2, ge=0, le=6, description="The ratio's decimals.")
     synonyms: list[str] = Field(default_factory=list)
     unit: Unit = "count"
     description: str = ""
     higher_is_better: bool = True
+
+    @model_validator(mode="after")
+    def _sql_or_numerator(self) -> MetricEntry:
+        if not self.sql:
+            if not self.numerator:
+                raise ValueError(f"metric {self.key!r} needs sql or a numerator")
+            self.sql = ratio_sql(self.numerator, self.denominator, self.unit, self.scale,
+                                 self.decimals)  # fmt: skip
+        return self
+
+
+def ratio_sql(
+    numerator: str, denominator: str | None, unit: str, scale: float = 1.0, decimals: int = 2
+) -> str:
+    """A metric's SQL from its parts: an additive one as it is (money rounded to cents), a
+    ratio scaled, guarded against a zero denominator and rounded."""
+    if denominator is None:
+        return f"ROUND({numerator}, 2)" if unit == "currency" else numerator
+    return f"ROUND({scale:.1f} * {numerator} / NULLIF({denominator}, 0), {decimals})"
 
 
 class Catalogue(BaseModel):
@@ -107,8 +158,43 @@ class Catalogue(BaseModel):
     def visible_tables(self) -> list[TableEntry]:
         return [t for t in self.tables if not t.hidden]
 
+    def available(self) -> Catalogue:
+        """The catalogue without what is hidden, as if the database did not have it.
+
+        Hidden tables and columns go, and so does every reference to them: a foreign key to a
+        hidden table or over a hidden column (its column stays, as the referencing table's own
+        column), a hidden label or time column, a metric over a hidden table. A metric the user
+        wrote over a hidden column stays: it is their definition, and the column's values are
+        not offered. Returns `self` when nothing is hidden.
+        """
+        if not any(t.hidden or any(c.hidden for c in t.columns) for t in self.tables):
+            return self
+        out = self.model_copy(deep=True)
+        out.tables = [t for t in out.tables if not t.hidden]
+        shown = {t.key for t in out.tables}
+        for t in out.tables:
+            t.columns = t.visible_columns()
+            names = {c.name for c in t.columns}
+            t.foreign_keys = [
+                fk for fk in t.foreign_keys
+                if set(fk.columns) <= names and (target := self.table(fk.references)) is not None
+                and target.key in shown
+                and set(fk.referenced_columns) <= {c.name for c in target.visible_columns()}
+            ]  # fmt: skip
+            t.primary_key = [c for c in t.primary_key if c in names]
+            if t.label_column not in names:
+                t.label_column = None
+            if t.label_sql and not columns_of(t.label_sql) <= names:
+                t.label_sql = None
+            if t.time_column not in names:
+                t.time_column = None
+        out.metrics = [m for m in out.metrics if (on := out.table(m.table)) and on.key in shown]
+        return out
+
     def describe(self) -> str:
         """The catalogue as compact text for a chat model (what it may use, not raw DDL)."""
+        if self.available() is not self:
+            return self.available().describe()
         lines = []
         for t in self.visible_tables():
             cols = []
@@ -136,6 +222,7 @@ class ColumnEdit(BaseModel):
     synonyms: list[str] | None = None
     description: str | None = None
     values: list[str] | None = None
+    value_synonyms: dict[str, str] | None = None
     hidden: bool | None = None
 
 
@@ -147,6 +234,7 @@ class TableEdit(BaseModel):
     description: str | None = None
     time_column: str | None = None
     label_column: str | None = None
+    label_sql: str | None = None
     hidden: bool | None = None
     columns: list[ColumnEdit] = Field(default_factory=list)
 
@@ -157,6 +245,15 @@ class CatalogueEdits(BaseModel):
     model_config = ConfigDict(extra="forbid")
     tables: list[TableEdit] = Field(default_factory=list)
     metrics: list[MetricEntry] = Field(default_factory=list)
+
+
+def columns_of(expression: str) -> set[str]:
+    """The column names an SQL expression reads (a label or a metric over one table)."""
+    try:
+        tree = sqlglot.parse_one(expression, read="postgres")
+    except SqlglotError:
+        return {expression}  # unreadable: never a subset of a table's columns
+    return {column.name for column in tree.find_all(exp.Column)}
 
 
 class CatalogueError(ValueError):
@@ -173,7 +270,10 @@ def apply_edits(derived: Catalogue, edits: CatalogueEdits) -> Catalogue:
                 f"catalogue edit names table {edit.name!r}, which the database does not have "
                 f"(tables: {', '.join(t.key for t in out.tables)})"
             )
-        for field in ("label", "synonyms", "description", "time_column", "label_column", "hidden"):
+        for field in (
+            "label", "synonyms", "description", "time_column", "label_column", "label_sql",
+            "hidden",
+        ):  # fmt: skip
             value = getattr(edit, field)
             if value is not None:
                 setattr(table, field, value)

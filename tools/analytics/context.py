@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypedDict
 from langchain_core.language_models import BaseChatModel
 from psycopg_pool import AsyncConnectionPool
 
+from tools.analytics.catalogue import DEMO_LAYER, SemanticLayer
 from tools.analytics.catalogue_file import Catalogue
 from tools.analytics.executor import explain, run_readonly
 from tools.analytics.outputs import QueryResult
@@ -67,6 +68,8 @@ class AnalyticsContext:
     #: The external database's catalogue; None = the bundled demo and its semantic layer.
     catalogue: Catalogue | None = None
     cost_limit: float | None = None
+    #: The demo's semantic layer: its file, with the operator's edits when there are any.
+    layer: SemanticLayer = DEMO_LAYER
 
     @classmethod
     def from_settings(
@@ -78,6 +81,7 @@ class AnalyticsContext:
         sql_model: BaseChatModel | None = None,
         catalogue: Catalogue | None = None,
         scope: Scope = DEMO_SCOPE,
+        layer: SemanticLayer = DEMO_LAYER,
     ) -> AnalyticsContext:
         """A context with the `analytics_*` settings' limits (an external database's catalogue
         and scope when given: no demo note, and "today" is the real date)."""
@@ -90,6 +94,7 @@ class AnalyticsContext:
             reference_date=date.today() if external else settings.analytics.reference_date,
             scope=scope,
             catalogue=catalogue,
+            layer=layer,
             cost_limit=settings.analytics.explain_cost_limit,
             row_cap=settings.analytics.row_cap,
             preview_rows=settings.analytics.preview_rows,

@@ -153,7 +153,7 @@ async def _fetch(
                 sql.Literal(f"{max(timeout_ms * 2, 1000)}ms")
             )
         )
-        await conn.execute(sql.SQL("SET LOCAL search_path = {}").format(sql.SQL(scope.search_path)))
+        await conn.execute(_search_path(scope))
         if cost_limit is not None:
             await _check_cost(conn, query, cost_limit)
         # A server-side cursor (DECLARE ... CURSOR FOR, which itself only takes a query), so
@@ -183,8 +183,14 @@ async def explain(
                 sql.Literal(f"{statement_timeout_ms}ms")
             )
         )
-        await conn.execute(sql.SQL("SET LOCAL search_path = {}").format(sql.SQL(scope.search_path)))
+        await conn.execute(_search_path(scope))
         await conn.execute(b"EXPLAIN " + validated.sql.encode())
+
+
+def _search_path(scope: Scope) -> sql.Composed:
+    """SET LOCAL search_path to the scope's path, each schema quoted as an identifier."""
+    path = sql.SQL(", ").join(sql.Identifier(s) for s in scope.search_path)
+    return sql.SQL("SET LOCAL search_path = {}").format(path)
 
 
 async def _check_cost(conn: AsyncConnection[Any], query: str, cost_limit: float) -> None:
@@ -198,7 +204,15 @@ async def _check_cost(conn: AsyncConnection[Any], query: str, cost_limit: float)
     cost = float(plan[0]["Plan"]["Total Cost"]) if plan else 0.0
     if cost > cost_limit:
         raise SQLRefused(
-            f"SQL refused: the planner estimates this query at cost {cost:,.0f}, above "
-            f"ANALYTICS_EXPLAIN_COST_LIMIT ({cost_limit:,.0f}); it did not run. Ask for a "
+            f"SQL refused: the planner estimates this query at cost {cost_text(cost)}, above "
+            f"ANALYTICS_EXPLAIN_COST_LIMIT ({cost_text(cost_limit)}); it did not run. Ask for a "
             "shorter period, fewer breakdowns or an aggregate, or raise the setting."
         )
+
+
+def cost_text(value: float) -> str:
+    """A planner cost for a message: thousands separated, a fraction only when there is one
+    (1,234,567; 0.5; 12.25), never rounded to a different-looking number such as (0)."""
+    if value == int(value):
+        return f"{value:,.0f}"
+    return f"{value:,.2f}".rstrip("0").rstrip(".") if value >= 0.01 else f"{value:.2g}"

@@ -4,7 +4,8 @@
 PostgreSQL, asks the server what the login may do (`source.check_role`), reads the schema,
 derives the catalogue, writes it beside the user's catalogue file (`<name>.derived.yaml`, and the
 edits template when the file is new), lays the user's edits over it and returns an
-`ExternalSource`: the catalogue the answers use, the `Scope` the guard allows (the catalogue's
+`ExternalSource`: the catalogue the answers use (what is hidden taken out, with every reference
+to it: `Catalogue.available`), the `Scope` the guard allows (the catalogue's
 visible tables only: a hidden table is refused to hand-written SQL too) and the role report
 start-up logs and /health shows.
 """
@@ -75,7 +76,7 @@ def open_source(
     label = label_of(conninfo)
     derived = derive(raw, source=label, schemas=schemas)
     write_derived(catalogue_path, derived)
-    catalogue = load(catalogue_path, derived)
+    catalogue = load(catalogue_path, derived).available()  # hidden = absent from answers
     return ExternalSource(
         conninfo, label, catalogue, scope_for(catalogue, label), role, catalogue_path
     )

@@ -115,6 +115,20 @@ class SQLRefused(ValueError):
     """The SQL is not one read-only SELECT over schema `analytics`; the message says why."""
 
 
+class WriteRefused(SQLRefused):
+    """The SQL would change data or the schema (DML, DDL, COPY, SELECT INTO, ...)."""
+
+
+#: Statements and clauses that change data or the schema (a refusal of one is a WriteRefused).
+WRITES: tuple[type[exp.Expr], ...] = (
+    exp.DML, exp.DDL, exp.Copy, exp.Into, exp.Merge, exp.Create, exp.Drop, exp.Alter,
+    exp.TruncateTable, exp.Grant, exp.Revoke, exp.Comment,
+)  # fmt: skip
+#: Statements sqlglot leaves as a bare Command that change data or the schema.
+COMMAND_WRITES = frozenset({"TRUNCATE", "ALTER", "GRANT", "REVOKE", "COMMENT", "REINDEX", "CLUSTER",
+                            "VACUUM", "REFRESH", "IMPORT", "SECURITY", "REASSIGN"})  # fmt: skip
+
+
 @dataclass(frozen=True)
 class ValidatedSQL:
     """A query the guard accepted: the canonical SQL to run and the tables it reads."""
@@ -123,7 +137,7 @@ class ValidatedSQL:
     tables: tuple[str, ...]
 
 
-def _refuse(reason: str, scope: Scope = DEMO_SCOPE) -> SQLRefused:
+def _refuse(reason: str, scope: Scope = DEMO_SCOPE, *, writes: bool = False) -> SQLRefused:
     if scope is DEMO_SCOPE:
         where = f"schema {SCHEMA} ({', '.join(sorted(TABLE_NAMES))})"
     else:
@@ -131,9 +145,11 @@ def _refuse(reason: str, scope: Scope = DEMO_SCOPE) -> SQLRefused:
         where = (
             f"schema {', '.join(scope.schemas)} ({shown[:300]}{'...' if len(shown) > 300 else ''})"
         )
-    return SQLRefused(
+    kind = WriteRefused if writes else SQLRefused
+    return kind(
         f"SQL refused: {reason}. Only one read-only SELECT (CTEs allowed) over the tables of "
-        f"{where} can run; this agent never writes, whatever the question asks."
+        f"{where} can run: the analytics agent is read-only and never changes data, whatever "
+        "the question asks."
     )
 
 
@@ -157,27 +173,76 @@ def validate_sql(text: str, *, max_chars: int = 20_000, scope: Scope = DEMO_SCOP
         raise _refuse(f"it holds {len(statements)} statements, not one", scope)
     tree = statements[0]
     if not _is_select(tree):
-        raise _refuse(f"it is a {tree.key.upper()} statement, not a SELECT", scope)
+        label = _statement(tree)
+        writes = isinstance(tree, WRITES) or label in COMMAND_WRITES
+        article = "an" if label[:1] in "AEIOU" else "a"
+        change = " (it would change data)" if writes else ""
+        raise _refuse(
+            f"it is {article} {label} statement{change}, not a SELECT", scope, writes=writes
+        )
     for node in tree.walk():
         _check_node(node, scope)
     tree = normalize_identifiers(tree, dialect="postgres")
+    _check_cte_names(tree, scope)
     if scope is DEMO_SCOPE:
         tree = qualify_tables(tree, db=SCHEMA, dialect="postgres")
-    else:
-        _qualify(tree, scope)
+    _qualify(tree, scope)
     tables = _check_tables(tree, scope)
     rendered = tree.sql(dialect="postgres", comments=False)
     _check_round_trip(rendered, scope)
     return ValidatedSQL(rendered, tables)
 
 
+def _names_visible_cte(table: exp.Table) -> bool:
+    """Whether unqualified `table` names a CTE visible where it stands, as Postgres scopes them.
+
+    A CTE is visible in its query's body (every branch of a UNION the WITH belongs to, every
+    subquery nested in it) and in the CTEs after it in the same WITH (all of them under WITH
+    RECURSIVE), nowhere else: not in a sibling subquery, not in the query around the one that
+    defines it. Anything else an unqualified name could mean is a real table.
+    """
+    name = table.name
+    path: list[exp.Expr] = [table]
+    node = table.parent
+    while node is not None:
+        with_ = node.args.get("with_")
+        if isinstance(with_, exp.With):
+            ctes = list(with_.expressions)
+            if path[-1] is with_:  # inside one of this WITH's CTEs: only earlier ones are seen
+                position = next(i for i, cte in enumerate(ctes) if cte is path[-2])
+                visible = ctes if with_.args.get("recursive") else ctes[:position]
+            else:
+                visible = ctes
+            if any(cte.alias_or_name == name for cte in visible):
+                return True
+        path.append(node)
+        node = node.parent
+    return False
+
+
+def _check_cte_names(tree: exp.Expr, scope: Scope) -> None:
+    """Postgres refuses a WITH naming one CTE twice; refuse it here rather than guess which."""
+    for with_ in tree.find_all(exp.With):
+        names = [cte.alias_or_name for cte in with_.expressions]
+        for name in names:
+            if names.count(name) > 1:
+                raise _refuse(f"the WITH names CTE {name} more than once", scope)
+
+
+def _statement(tree: exp.Expr) -> str:
+    """The statement's keyword as written (TRUNCATE, VACUUM), not sqlglot's class name."""
+    if isinstance(tree, exp.Command):
+        return str(tree.name).split()[0].upper() if str(tree.name).strip() else "COMMAND"
+    return {"truncatetable": "TRUNCATE"}.get(tree.key, tree.key.upper())
+
+
 def _qualify(tree: exp.Expr, scope: Scope) -> None:
-    """Qualify each unqualified table that is not a CTE with the scope schema that has it."""
-    cte_names = {cte.alias_or_name for cte in tree.find_all(exp.CTE)}
-    for table in tree.find_all(exp.Table):
+    """Qualify each unqualified table that is not a CTE visible where it stands with the first
+    scope schema that has it; refuse one no scope schema has."""
+    for table in list(tree.find_all(exp.Table)):
         if table.db or not isinstance(table.this, exp.Identifier):
             continue
-        if table.name in cte_names:
+        if _names_visible_cte(table):
             continue
         schema = scope.resolve(table.name)
         if schema is None:
@@ -205,6 +270,7 @@ def _check_round_trip(rendered: str, scope: Scope = DEMO_SCOPE) -> None:
         raise _refuse(problem, scope)
     for node in again[0].walk():
         _check_node(node, scope)
+    _check_tables(again[0], scope)
 
 
 def _is_select(tree: exp.Expr) -> bool:
@@ -234,7 +300,7 @@ def _check_node(node: exp.Expr, scope: Scope = DEMO_SCOPE) -> None:
             exp.Parameter: "a query parameter",
         }
         label = labels.get(type(node), f"a {node.key.upper()} clause")
-        raise _refuse(f"it contains {label}", scope)
+        raise _refuse(f"it contains {label}", scope, writes=isinstance(node, WRITES))
     if isinstance(node, exp.Func):
         if isinstance(node.parent, exp.Dot):
             raise _refuse(
@@ -260,15 +326,15 @@ def _check_node(node: exp.Expr, scope: Scope = DEMO_SCOPE) -> None:
 
 
 def _check_tables(tree: exp.Expr, scope: Scope = DEMO_SCOPE) -> tuple[str, ...]:
-    """Every table read is a known table of a scope schema; unqualified ones left are CTEs."""
-    cte_names = {cte.alias_or_name for cte in tree.find_all(exp.CTE)}
+    """Every table read is a known table of a scope schema; an unqualified one left must name
+    a CTE visible where it stands (never a CTE of the same name elsewhere in the query)."""
     used: list[str] = []
     for table in tree.find_all(exp.Table):
         if table.args.get("catalog"):
             raise _refuse(f"{table.sql('postgres')} names another database", scope)
         schema, name = table.db, table.name
         if not schema:
-            if name in cte_names:
+            if _names_visible_cte(table):
                 continue
             raise _refuse(f"table {name} is not in schema {scope.default_schema}", scope)
         if schema not in scope.schemas:

@@ -20,6 +20,7 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
+from tools.analytics.ask_sql import ident
 from tools.analytics.catalogue_file import (
     Catalogue,
     ColumnEntry,
@@ -32,8 +33,19 @@ from tools.analytics.catalogue_file import (
 _NUMERIC = ("smallint", "integer", "bigint", "numeric", "real", "double precision", "money")
 _TEXT = ("text", "character varying", "character", "citext", "name")
 _TIME = ("date", "timestamp")
-#: Column names that name a row, best first.
-_LABEL_NAMES = ("name", "title", "label", "full_name", "display_name", "description", "code")
+#: Column names (as split words joined by _) that name a row outright, best first.
+_NAMES = ("name", "full_name", "fullname", "display_name", "displayname")
+#: Pairs of columns that name a person together (the label is "first last").
+_NAME_PAIRS = (
+    ("first_name", "last_name"), ("firstname", "lastname"), ("given_name", "family_name"),
+    ("forename", "surname"), ("first_name", "surname"),
+)  # fmt: skip
+#: Columns that describe a row but name it only when nothing name-like exists.
+_DESCRIBING = ("title", "label", "description", "code")
+#: Words that make a numeric column a count of things (units, items): "units", "items",
+#: "quantity" in a question mean the SUM of that column, not a count of rows.
+_QUANTITY_WORDS = frozenset({"quantity", "qty", "units", "items", "pieces", "volume"})
+QUANTITY_SYNONYMS = ("quantity", "units", "items", "pieces", "units sold", "items sold")
 
 
 @dataclass
@@ -172,14 +184,36 @@ def _role(name: str, typ: str, keys: set[str]) -> Role:
     return "dimension"
 
 
-def _label_column(raw: RawTable) -> str | None:
+def _label(raw: RawTable) -> tuple[str | None, str | None]:
+    """(label column, label expression) naming a row of `raw`.
+
+    Name-like first: a column called name (or full/display name, or the table's own
+    `<noun>_name`), then a person's first and last name together, then any other `..._name`;
+    a title, label, description or code only when nothing is name-like (an employee's title
+    is what they do, not who they are); else the first text column.
+    """
     texts = [n for n, t, _ in raw.columns if t.startswith(_TEXT) and n not in raw.primary_key]
-    for wanted in _LABEL_NAMES:
-        if wanted in texts:
-            return wanted
-    named = [n for n in texts if "name" in n or "title" in n]
-    found = named or texts
-    return found[0] if found else None
+    spoken = {words(n).replace(" ", "_"): n for n in texts}
+    noun = singular(words(raw.name)).replace(" ", "_")
+    for wanted in (*_NAMES, f"{noun}_name", f"{words(raw.name).replace(' ', '_')}_name"):
+        if wanted in spoken:
+            return spoken[wanted], None
+    for first, last in _NAME_PAIRS:
+        if first in spoken and last in spoken:
+            return None, f"{ident(spoken[first])} || ' ' || {ident(spoken[last])}"
+    named = [n for key, n in spoken.items() if key.endswith("name")]
+    if named:
+        return named[0], None
+    for wanted in _DESCRIBING:
+        found = [n for key, n in spoken.items() if key == wanted or key.endswith("_" + wanted)]
+        if found:
+            return found[0], None
+    return (texts[0] if texts else None), None
+
+
+def _quantity(name: str, role: Role) -> bool:
+    """A measure that counts things (quantity, qty_shipped, units_sold, item_count...)."""
+    return role == "measure" and bool(set(words(name).split()) & _QUANTITY_WORDS)
 
 
 def derive(
@@ -202,6 +236,8 @@ def derive(
             syn = {spoken, plural(spoken), f"{noun} {spoken}", *_comment_synonym(comment)}
             if spoken.startswith(noun + " "):  # track_name -> 'name' too
                 syn.add(spoken[len(noun) + 1 :])
+            if _quantity(name, role):  # "units sold", "how many items": SUM(quantity)
+                syn.update(QUANTITY_SYNONYMS)
             columns.append(
                 ColumnEntry(
                     name=name,
@@ -214,6 +250,7 @@ def derive(
                 )
             )
         time_col = next((c.name for c in columns if c.role == "time"), None)
+        label_column, label_sql = _label(raw)
         tables.append(
             TableEntry(
                 schema_=raw.schema,
@@ -227,7 +264,8 @@ def derive(
                     for c, r, rc in raw.foreign_keys
                 ],
                 time_column=time_col,
-                label_column=_label_column(raw),
+                label_column=label_column,
+                label_sql=label_sql,
                 columns=columns,
             )
         )

@@ -22,7 +22,7 @@ import psycopg
 from pydantic import BaseModel, Field
 
 from tools.analytics import semantic
-from tools.analytics.catalogue import METRICS, Metric
+from tools.analytics.catalogue import DEMO_LAYER, Metric, SemanticLayer
 from tools.analytics.charts import configure_chart
 from tools.analytics.context import AnalyticsContext
 from tools.analytics.frame import DataError
@@ -46,16 +46,17 @@ CAPABILITY = "analytics"
 ON_QUERY = "on_query"
 
 
-def resolve_metric(text: str) -> Metric:
-    """A metric by key, label or any of its aliases; ValueError lists them."""
+def resolve_metric(text: str, layer: SemanticLayer = DEMO_LAYER) -> Metric:
+    """A metric of `layer` by key, label or any of its aliases; ValueError lists them."""
     wanted = text.strip().lower()
-    for m in METRICS:
+    for m in layer.metrics:
         if wanted in (m.key, m.label.lower()):
             return m
-    found = semantic.find_metrics(wanted)
+    found = semantic.find_metrics(wanted, layer)
     if found:
         return found[0]
-    raise ValueError(f"unknown metric {text!r}; use one of: " + ", ".join(m.key for m in METRICS))
+    known = ", ".join(m.key for m in layer.metrics)
+    raise ValueError(f"unknown metric {text!r}; use one of: {known}")
 
 
 def engine_of(ctx: OperationContext) -> AnalyticsContext:
@@ -151,6 +152,7 @@ async def generate_sql(ctx: OperationContext, payload: GenerateSqlInput) -> SQLG
         catalogue=engine.catalogue,
         scope=engine.scope,
         check=engine.explain if engine.sql_model is not None else None,
+        layer=engine.layer,
     )
 
 
@@ -188,7 +190,7 @@ async def list_kpis(ctx: OperationContext, payload: ListKpisInput) -> KpiCatalog
                 aliases=list(m.aliases),
                 higher_is_better=m.higher_is_better,
             )
-            for m in METRICS
+            for m in engine_of(ctx).layer.metrics
             if _matches(m, wanted)
         ]
     )
@@ -222,7 +224,7 @@ async def explain_change(ctx: OperationContext, payload: ExplainChangeInput) -> 
             status=422,
         )
     try:
-        chosen = resolve_metric(payload.metric)
+        chosen = resolve_metric(payload.metric, engine.layer)
         current = parse_period(payload.period, engine.reference_date)
         previous = parse_comparison(payload.comparison, current, engine.reference_date)
     except ValueError as exc:
@@ -238,7 +240,7 @@ async def explain_change(ctx: OperationContext, payload: ExplainChangeInput) -> 
         return await engine.run_sql(sql)
 
     try:
-        return await root_cause(run, chosen, current, previous)
+        return await root_cause(run, chosen, current, previous, layer=engine.layer)
     except (SQLRefused, psycopg.errors.QueryCanceled, DataError) as exc:
         raise _refused(exc) from exc
 

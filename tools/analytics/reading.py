@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from tools.analytics.catalogue import DIMENSIONS
+from tools.analytics.catalogue import DEMO_LAYER, SemanticLayer
 
 #: Words that make "<value> <entities>" a list of those entities rather than a filter.
 ENUMERATES = re.compile(
@@ -46,12 +46,12 @@ def by_length(items: list[tuple[str, str]]) -> list[tuple[str, str]]:
     return sorted(items, key=lambda item: -len(item[0]))
 
 
-@lru_cache(maxsize=1)
-def _filter_patterns() -> list[tuple[str, re.Pattern[str], str, str]]:
+@lru_cache(maxsize=4)
+def _filter_patterns(layer: SemanticLayer) -> list[tuple[str, re.Pattern[str], str, str]]:
     """(pattern, dimension key, value) for every filter value, longest alias first. A value may
     carry its dimension's word on either side ("the West region", "plant Detroit Assembly")."""
     candidates: list[tuple[str, str]] = []
-    for dim in DIMENSIONS:
+    for dim in layer.dimensions:
         for value in dim.values:
             candidates.append((value.lower(), f"{dim.key}\0{value}"))
         for alias, value in dim.value_aliases.items():
@@ -61,36 +61,38 @@ def _filter_patterns() -> list[tuple[str, re.Pattern[str], str, str]]:
         key, value = target.split("\0")
         if key == "state" and len(alias) == 2:
             continue  # "or", "in", "co" are words; states match by name
-        dim = next(d for d in DIMENSIONS if d.key == key)
+        dim = layer.dimension(key)
         words = "|".join(re.escape(a) for a in sorted(dim.aliases, key=len, reverse=True))
         pattern = rf"(?:\b(?:the\s+)?(?:{words})\s+)?" + word(alias) + rf"(?:\s+(?:{words})\b)?"
         out.append((alias, re.compile(pattern), key, value))
     return out
 
 
-@lru_cache(maxsize=1)
-def _entity_nouns() -> re.Pattern[str]:
+@lru_cache(maxsize=4)
+def _entity_nouns(layer: SemanticLayer) -> re.Pattern[str]:
     """A dimension's plural entity noun right after a filter value ("Midwest dealers")."""
     plurals = sorted(
-        {a for d in DIMENSIONS for a in d.aliases if a.endswith("s") and a[:-1] in d.aliases},
+        {a for d in layer.dimensions for a in d.aliases if a.endswith("s") and a[:-1] in d.aliases},
         key=len,
         reverse=True,
     )
     return re.compile(r"\s(?:" + "|".join(re.escape(p) for p in plurals) + r")\b")
 
 
-def read_filters(text: Text, ranked: bool = False) -> dict[str, list[str]]:
+def read_filters(
+    text: Text, ranked: bool = False, layer: SemanticLayer = DEMO_LAYER
+) -> dict[str, list[str]]:
     """The filter values `text` names, by dimension key (their spans blanked). `ranked`: the
     question ranks its rows (top N, best, ...), so "<value> <entities>" lists the entities."""
     qualify = not ranked and not ENUMERATES.search(text.work)
     found: dict[str, list[str]] = {}
-    for alias, pattern, key, value in _filter_patterns():
+    for alias, pattern, key, value in _filter_patterns(layer):
         if alias not in text.work:
             continue
         for match in text.take(pattern):
             if value not in found.setdefault(key, []):
                 found[key].append(value)
-            entities = _entity_nouns().match(text.work, match.end())
+            entities = _entity_nouns(layer).match(text.work, match.end())
             if qualify and entities is not None:
                 text.blank(entities.span())  # "Midwest dealers": the region's dealers together
     return {k: v for k, v in found.items() if v}

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from tools.analytics.catalogue import FACTS, Dimension, Metric, dimensions_for
+from tools.analytics.catalogue import DEMO_LAYER, Dimension, Metric, SemanticLayer
 from tools.analytics.frame import fmt, fmt_change
 from tools.analytics.outputs import (
     Contribution,
@@ -55,9 +55,10 @@ def decomposition_sql(
     current: Period,
     previous: Period,
     within: tuple[Dimension, str] | None = None,
+    layer: SemanticLayer = DEMO_LAYER,
 ) -> str:
     """Numerator and denominator per member and side ('current' / 'previous')."""
-    fact = FACTS[metric.fact]
+    fact = layer.facts[metric.fact]
     joins: list[str] = []
     for d in (dim, *([within[0]] if within else [])):
         for join in d.joins[metric.fact]:
@@ -148,15 +149,16 @@ async def root_cause(
     current: Period,
     previous: Period,
     dimensions: list[Dimension] | None = None,
+    layer: SemanticLayer = DEMO_LAYER,
 ) -> RootCauseOutput:
     """Decompose `metric`'s change from `previous` to `current`; `run` executes read-only SQL."""
-    dims = dimensions or dimensions_for(metric.fact)
+    dims = dimensions or layer.dimensions_for(metric.fact)
     breakdowns: list[DimensionBreakdown] = []
     totals = _Cell()
     change = 0.0
     cur_v = prev_v = None
     for index, dim in enumerate(dims):
-        cells = _cells(await run(decomposition_sql(metric, dim, current, previous)))
+        cells = _cells(await run(decomposition_sql(metric, dim, current, previous, layer=layer)))
         if index == 0:
             for c in cells.values():
                 totals.n0 += c.n0
@@ -189,7 +191,7 @@ async def root_cause(
     drivers = drivers[:3]
     if drivers:
         drivers[0].detail = await _drill(
-            run, metric, current, previous, drivers[0], dims, totals, change
+            run, metric, current, previous, drivers[0], dims, totals, change, layer
         )
     return RootCauseOutput(
         metric=metric.key, label=metric.label, unit=metric.unit, period=current.model(),
@@ -213,6 +215,7 @@ async def _drill(
     dims: list[Dimension],
     totals: _Cell,
     change: float,
+    layer: SemanticLayer,
 ) -> str:
     """Within the top driver, the other dimension whose member concentrates its change most."""
     top = next(d for d in dims if d.key == driver.dimension)
@@ -220,7 +223,9 @@ async def _drill(
     for dim in dims:
         if dim.key == top.key:
             continue
-        sql = decomposition_sql(metric, dim, current, previous, within=(top, driver.member))
+        sql = decomposition_sql(
+            metric, dim, current, previous, within=(top, driver.member), layer=layer
+        )
         contributions = _contributions(metric, _cells(await run(sql)), totals, driver.contribution)
         lead = _lead(contributions, driver.contribution)
         if lead is None or lead.share_of_change is None:

@@ -10,7 +10,9 @@ no known metric, metrics from different tables, a breakdown it does not know ("b
 dimension or filter the metric's table lacks, or a period outside the data.
 
 `build_sql(query)` renders one SELECT over schema `analytics`; `generate(question, today)` does
-both and returns a `SQLGeneration` (sql, or sql = None and the message).
+both and returns a `SQLGeneration` (sql, or sql = None and the message). Every function reads
+the words, metrics and breakdowns of a `SemanticLayer` (`tools.analytics.catalogue`): the demo's
+catalogue file, or that file with the operator's edits laid over it.
 """
 
 from __future__ import annotations
@@ -22,16 +24,15 @@ from functools import lru_cache
 from typing import Literal
 
 from tools.analytics.catalogue import (
-    DIMENSIONS,
-    FACTS,
+    DEMO_LAYER,
     GRAINS,
-    METRICS,
     Dimension,
     Metric,
+    SemanticLayer,
     capabilities,
-    dimensions_for,
     grain_sql,
 )
+from tools.analytics.intent import write_request
 from tools.analytics.outputs import SQLGeneration
 from tools.analytics.periods import Period, find_periods
 from tools.analytics.reading import Text as _Text
@@ -75,6 +76,8 @@ class SemanticQuery:
     filters: dict[str, list[str]] = field(default_factory=dict)
     order: Literal["asc", "desc"] | None = None
     limit: int | None = None
+    #: The layer the query was read with (the demo's file, or with the operator's edits).
+    layer: SemanticLayer = DEMO_LAYER
 
     @property
     def fact(self) -> str:
@@ -99,7 +102,7 @@ def normalize(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
-def interpret(question: str, today: date) -> SemanticQuery:
+def interpret(question: str, today: date, layer: SemanticLayer = DEMO_LAYER) -> SemanticQuery:
     """Map a question to metrics, dimensions, grain, periods, filters and ordering."""
     text = _Text(normalize(question))
     periods: list[Period] = []
@@ -108,37 +111,48 @@ def interpret(question: str, today: date) -> SemanticQuery:
         periods.append(match.period)
         text.blank(match.span)
     limit, order, relative = _ranking(text)
-    filters = _filters(text, ranked=order is not None)
-    metrics = _metrics(text)
+    filters = _filters(text, ranked=order is not None, layer=layer)
+    metrics = _metrics(text, layer)
     if not metrics:
         raise Unmappable(
             "I could not find a metric I know in this question. I can answer questions about:\n"
-            + capabilities()
+            + capabilities(layer)
         )
     versus = bool(ASKS_VERSUS.search(text.work)) and len(periods) < 2 and not year_earlier
-    if versus and len(metrics) == 1 and (elliptic := elliptic_metric(text.work, metrics[0])):
+    if (
+        versus
+        and len(metrics) == 1
+        and (elliptic := elliptic_metric(text.work, metrics[0], layer.metrics))
+    ):
         metrics.append(elliptic[0])
         text.blank(elliptic[1])
     facts = {m.fact for m in metrics}
-    if versus and len(metrics) == 2 and len(facts) == 1 and (ratio := relation(*metrics)):
+    if (
+        versus
+        and len(metrics) == 2
+        and len(facts) == 1
+        and (ratio := relation(metrics[0], metrics[1], layer.metrics))
+    ):
         # "X versus Y" asks how they relate: that is the headline (analysis, ranking, chart)
         metrics.insert(0, ratio)
     if len(facts) > 1:
         names = ", ".join(m.label for m in metrics)
         raise Unmappable(
             f"These metrics come from different tables ({names}); ask about one area at a "
-            "time.\n" + capabilities()
+            "time.\n" + capabilities(layer)
         )
     grain = _grain(text)
-    dimensions = _dimensions(text)
-    _refuse_unknown_breakdown(text)
+    dimensions = _dimensions(text, layer)
+    _refuse_unknown_breakdown(text, layer)
     if year_earlier and len(periods) == 1:
         periods = [periods[0].year_earlier(), periods[0]]
     elif year_earlier and not periods and grain is None:
         grain = "year"
     if relative and order and not metrics[0].higher_is_better:
         order = "asc" if order == "desc" else "desc"
-    query = SemanticQuery(question, metrics, dimensions, grain, periods, filters, order, limit)
+    query = SemanticQuery(
+        question, metrics, dimensions, grain, periods, filters, order, limit, layer
+    )
     _check_applicable(query)
     return query
 
@@ -157,32 +171,32 @@ def _ranking(text: _Text) -> tuple[int | None, Literal["asc", "desc"] | None, bo
     return None, None, False
 
 
-@lru_cache(maxsize=2)
-def _alias_patterns(kind: str) -> list[tuple[str, re.Pattern[str], str]]:
-    """(pattern, key) for every metric or dimension alias, longest first."""
+@lru_cache(maxsize=8)
+def _alias_patterns(kind: str, layer: SemanticLayer) -> list[tuple[str, re.Pattern[str], str]]:
+    """(pattern, key) for every metric or dimension alias of `layer`, longest first."""
     items = (
-        [(a, m.key) for m in METRICS for a in m.aliases]
+        [(a, m.key) for m in layer.metrics for a in m.aliases]
         if kind == "metric"
-        else [(a, d.key) for d in DIMENSIONS for a in d.aliases]
+        else [(a, d.key) for d in layer.dimensions for a in d.aliases]
     )
     return [(alias, re.compile(_word(alias)), key) for alias, key in _by_length(items)]
 
 
-def _metrics(text: _Text) -> list[Metric]:
+def _metrics(text: _Text, layer: SemanticLayer) -> list[Metric]:
     found: list[tuple[int, Metric]] = []
-    for alias, pattern, key in _alias_patterns("metric"):
+    for alias, pattern, key in _alias_patterns("metric", layer):
         if alias not in text.work:  # a substring test first: most aliases are absent
             continue
         for m in text.take(pattern):
-            metric = next(x for x in METRICS if x.key == key)
+            metric = layer.metric(key)
             if all(metric is not f for _, f in found):
                 found.append((m.start(), metric))
     return [metric for _, metric in sorted(found, key=lambda item: item[0])]
 
 
-def find_metrics(text: str) -> list[Metric]:
+def find_metrics(text: str, layer: SemanticLayer = DEMO_LAYER) -> list[Metric]:
     """The metrics named in `text`, in order of appearance."""
-    return _metrics(_Text(normalize(text)))
+    return _metrics(_Text(normalize(text)), layer)
 
 
 def _grain(text: _Text) -> str | None:
@@ -196,19 +210,19 @@ def _grain(text: _Text) -> str | None:
     return grain
 
 
-def _dimensions(text: _Text) -> list[Dimension]:
+def _dimensions(text: _Text, layer: SemanticLayer) -> list[Dimension]:
     found: list[tuple[int, Dimension]] = []
-    for alias, pattern, key in _alias_patterns("dimension"):
+    for alias, pattern, key in _alias_patterns("dimension", layer):
         if alias not in text.work:
             continue
         for m in text.take(pattern):
-            dim = next(d for d in DIMENSIONS if d.key == key)
+            dim = layer.dimension(key)
             if all(dim is not d for _, d in found):
                 found.append((m.start(), dim))
     return [dim for _, dim in sorted(found, key=lambda item: item[0])]
 
 
-def _refuse_unknown_breakdown(text: _Text) -> None:
+def _refuse_unknown_breakdown(text: _Text, layer: SemanticLayer) -> None:
     for m in re.finditer(
         r"\b(?:by|per|for each|across|split by|broken down by)\s+([a-z]+)", text.work
     ):
@@ -216,15 +230,15 @@ def _refuse_unknown_breakdown(text: _Text) -> None:
         if word not in STOPWORDS and not word.isdigit():
             raise Unmappable(
                 f"I cannot break results down by '{word}'. I can break them down by "
-                + ", ".join(d.label.lower() for d in DIMENSIONS)
+                + ", ".join(d.label.lower() for d in layer.dimensions)
                 + " and by day, week, month, quarter or year.\n"
-                + capabilities()
+                + capabilities(layer)
             )
 
 
 def _check_applicable(query: SemanticQuery) -> None:
     fact = query.fact
-    usable = ", ".join(d.label.lower() for d in dimensions_for(fact))
+    usable = ", ".join(d.label.lower() for d in query.layer.dimensions_for(fact))
     names = ", ".join(m.label for m in query.metrics)
     for dim in query.dimensions:
         if not dim.applies_to(fact):
@@ -233,7 +247,7 @@ def _check_applicable(query: SemanticQuery) -> None:
                 f"down by {usable} and time."
             )
     for key in query.filters:
-        dim = next(d for d in DIMENSIONS if d.key == key)
+        dim = query.layer.dimension(key)
         if not dim.applies_to(fact):
             raise Unmappable(
                 f"{names} cannot be filtered by {dim.label.lower()} "
@@ -260,7 +274,7 @@ def _date_filter(column: str, period: Period) -> str:
 
 def build_sql(query: SemanticQuery) -> str:
     """One SELECT over schema `analytics` for the query (validated by the guard before use)."""
-    fact = FACTS[query.fact]
+    fact = query.layer.facts[query.fact]
     date_col = fact.date_column
     select: list[str] = []
     if query.compare:
@@ -275,7 +289,7 @@ def build_sql(query: SemanticQuery) -> str:
     groups = len(select)
     select += [f"{m.sql()} AS {m.key}" for m in query.metrics]
     joins: list[str] = []
-    filter_dims = [next(d for d in DIMENSIONS if d.key == k) for k in query.filters]
+    filter_dims = [query.layer.dimension(k) for k in query.filters]
     for dim in [*query.dimensions, *filter_dims]:
         for join in dim.joins[query.fact]:
             if join not in joins:
@@ -320,7 +334,7 @@ def sentence_case(label: str) -> str:
 
 def describe(query: SemanticQuery) -> str:
     """One line saying what the SQL computes."""
-    fact = FACTS[query.fact]
+    fact = query.layer.facts[query.fact]
     labels = [m.label for m in query.metrics]
     # later labels in running text: "Units built, units planned" (acronyms keep their case)
     parts = [", ".join([labels[0], *(sentence_case(label) for label in labels[1:])])]
@@ -339,10 +353,13 @@ def describe(query: SemanticQuery) -> str:
     return " ".join(parts) + f" (dated by {fact.date_label}, from {fact.name})."
 
 
-def generate(question: str, today: date) -> SQLGeneration:
-    """SQL for the question, or an honest message (sql = None) when it cannot be mapped."""
+def generate(question: str, today: date, layer: SemanticLayer = DEMO_LAYER) -> SQLGeneration:
+    """SQL for the question, or an honest message (sql = None) when it cannot be mapped or
+    asks to change data (the agent is read-only)."""
+    if refusal := write_request(question):
+        return SQLGeneration(question=question, sql=None, method="semantic-layer", message=refusal)
     try:
-        query = interpret(question, today)
+        query = interpret(question, today, layer)
     except Unmappable as exc:
         return SQLGeneration(question=question, sql=None, method="semantic-layer", message=str(exc))
     latest = max(query.periods, key=lambda p: p.start) if query.periods else None

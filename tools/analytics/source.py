@@ -57,8 +57,17 @@ class Scope:
         return ", ".join(sorted(f"{s}.{t}" for s, t in self.tables))
 
     @property
-    def search_path(self) -> str:
-        return ", ".join(f'"{s}"' for s in self.schemas)
+    def search_path(self) -> tuple[str, ...]:
+        """The search_path a query runs with: pg_catalog, the exposed schemas, pg_temp.
+
+        The guard qualifies every table a query reads (a name is a CTE only where that CTE is
+        visible), so the path never decides which relation is read; it decides which function,
+        operator or type an unqualified name means. pg_catalog stays first, written out, so a
+        function or operator in a user's schema cannot shadow a built-in (the trojan-horse
+        ordering Postgres documents for CVE-2018-1058), and pg_temp is named last so it is not
+        searched first, as it is when left implicit.
+        """
+        return ("pg_catalog", *self.schemas, "pg_temp")
 
 
 DEMO_SCOPE = Scope(

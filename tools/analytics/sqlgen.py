@@ -19,9 +19,10 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
 from tools.analytics import ask, semantic
-from tools.analytics.catalogue import METRICS
+from tools.analytics.catalogue import DEMO_LAYER, SemanticLayer
 from tools.analytics.catalogue_file import Catalogue
-from tools.analytics.guard import ALLOWED_FUNCTIONS, SQLRefused, validate_sql
+from tools.analytics.guard import ALLOWED_FUNCTIONS, SQLRefused, WriteRefused, validate_sql
+from tools.analytics.intent import write_request
 from tools.analytics.outputs import SQLGeneration
 from tools.analytics.reference import DATA_END, DATA_START
 from tools.analytics.schema import describe
@@ -74,19 +75,19 @@ class SQLDraft(BaseModel):
     explanation: str = Field(default="", description="One sentence: what the query computes.")
 
 
-def _metric_lines() -> str:
+def _metric_lines(layer: SemanticLayer) -> str:
     return "\n".join(
         f"- {m.label} ({m.fact}): "
         + (m.sql() if m.denominator is None else f"{m.scale:g} * {m.numerator} / {m.denominator}")
-        for m in METRICS
+        for m in layer.metrics
     )
 
 
-def system_prompt(today: date) -> str:
-    """The SQL-generation system prompt for `today`."""
+def system_prompt(today: date, layer: SemanticLayer = DEMO_LAYER) -> str:
+    """The SQL-generation system prompt for `today` (the demo's metrics from `layer`)."""
     return SQL_SYSTEM.format(
         schema=describe(),
-        metrics=_metric_lines(),
+        metrics=_metric_lines(layer),
         functions=ALLOWED_FUNCTIONS[0],
         start=DATA_START.isoformat(),
         end=DATA_END.isoformat(),
@@ -116,23 +117,29 @@ async def generate_sql(
     catalogue: Catalogue | None = None,
     scope: Scope = DEMO_SCOPE,
     check: Check | None = None,
+    layer: SemanticLayer = DEMO_LAYER,
 ) -> SQLGeneration:
     """SQL for `question`: the model's (validated) when one is given, else the model-free one
-    (the demo's semantic layer, or `catalogue`'s when an external database is connected).
+    (the demo's semantic layer `layer`, or `catalogue`'s when an external database is
+    connected).
 
     Never raises for an unanswerable question: `sql` is None and `message` says what can be
-    asked. Model errors (transport, parsing) fall back to the model-free answer. With `check`,
-    a draft the database rejects (EXPLAIN) goes back to the model once with the error.
+    asked. A request to change data is refused in words, before the model (`write_request`)
+    or when the model's SQL would write (no retry, no model-free count in its place). Model
+    errors (transport, parsing) fall back to the model-free answer. With `check`, a draft the
+    database rejects (EXPLAIN) goes back to the model once with the error.
     """
 
     def fallback_for() -> SQLGeneration:
         if catalogue is not None:
             return ask.generate(question, catalogue, today)
-        return semantic.generate(question, today)
+        return semantic.generate(question, today, layer)
 
-    if model is None:
-        return fallback_for()
-    prompt = system_prompt(today) if catalogue is None else catalogue_prompt(catalogue, today)
+    if model is None or write_request(question):
+        return fallback_for()  # a request to change data is refused there, model or not
+    prompt = (
+        system_prompt(today, layer) if catalogue is None else catalogue_prompt(catalogue, today)
+    )
     messages = [SystemMessage(prompt), HumanMessage(question)]
     structured = model.with_structured_output(SQLDraft, method="function_calling")
     refusal = ""
@@ -152,6 +159,14 @@ async def generate_sql(
             validated = validate_sql(draft.sql, max_chars=max_sql_chars, scope=scope)
             if check is not None:
                 await check(validated.sql)
+        except WriteRefused as exc:  # the question asked for a write: no retry, no count
+            return SQLGeneration(
+                question=question,
+                sql=None,
+                method="model",
+                message="Nothing ran: the SQL written for this question would change data, and "
+                f"the analytics agent is read-only. {exc}",
+            )
         except SQLRefused as exc:
             refusal = str(exc)
             messages += [HumanMessage(f"Your SQL was refused: {refusal}\nWrite a corrected query.")]

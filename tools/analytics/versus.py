@@ -28,17 +28,19 @@ def _words(alias: str) -> set[str]:
     return {w for w in alias.split() if w not in _FILLER}
 
 
-def elliptic_metric(work: str, first: Metric) -> tuple[Metric, tuple[int, int]] | None:
+def elliptic_metric(
+    work: str, first: Metric, metrics: tuple[Metric, ...] = METRICS
+) -> tuple[Metric, tuple[int, int]] | None:
     """The metric an elliptic "<first> versus <word>" names, and the word's span: a metric of
     the same table with an alias holding <word> and sharing another word with one of `first`'s
-    aliases ("units built versus planned" -> "units planned")."""
+    aliases ("units built versus planned" -> "units planned"), among `metrics`."""
     match = VERSUS.search(work)
     if match is None:
         return None
     word = match[1]
     nouns = set().union(*(_words(a) for a in first.aliases))
     best: tuple[int, Metric] | None = None
-    for metric in METRICS:
+    for metric in metrics:
         if metric.fact != first.fact or metric.key == first.key:
             continue
         for alias in metric.aliases:
@@ -50,12 +52,12 @@ def elliptic_metric(work: str, first: Metric) -> tuple[Metric, tuple[int, int]] 
     return (best[1], match.span(1)) if best else None
 
 
-def relation(first: Metric, second: Metric) -> Metric | None:
+def relation(first: Metric, second: Metric, metrics: tuple[Metric, ...] = METRICS) -> Metric | None:
     """The column relating `first` to `second`: the catalogue's own "first per second" metric,
     else first as % of second for two additive measures of one unit, else None."""
     if not (first.additive and second.additive) or first.fact != second.fact:
         return None
-    for metric in METRICS:
+    for metric in metrics:
         if metric.numerator == first.numerator and metric.denominator == second.numerator:
             return metric
     if first.unit != second.unit:
