@@ -47,7 +47,8 @@ from agents.knowledge.strategies import evaluate_query  # noqa: E402
 from config import load_settings  # noqa: E402
 from tools.knowledge.chunking import chunk_text  # noqa: E402
 from tools.knowledge.ingest import embedding_input  # noqa: E402
-from tools.knowledge.loaders import jsonl_lines, load_bytes, read_jsonl_text  # noqa: E402
+from tools.knowledge.jsonl import jsonl_lines  # noqa: E402
+from tools.knowledge.loaders import load_bytes, read_jsonl_text  # noqa: E402
 from tools.knowledge.metrics import evaluate, read_qrels, read_queries  # noqa: E402
 from tools.knowledge.store import KnowledgeStore  # noqa: E402
 

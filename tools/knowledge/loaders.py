@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tools.knowledge.chunking import heading_starts
+from tools.knowledge.jsonl import jsonl_lines
 
 TEXT_SUFFIXES = frozenset({".md", ".markdown", ".txt", ".rst"})
 HTML_SUFFIXES = frozenset({".html", ".htm"})
@@ -265,22 +266,8 @@ def join_pages(pages: Iterable[tuple[str, str]]) -> tuple[str, list[tuple[int, s
     return "\n\n".join(parts), starts
 
 
-def jsonl_lines(text: str) -> Iterator[tuple[int, str]]:
-    """The records of JSON Lines ``text`` with their 1-based line numbers, blank lines left out.
-
-    A record ends at "\n" only (a "\r" right before it is dropped: CRLF files). Not
-    ``str.splitlines()``, which also breaks at "\r", "\v", "\f", "\x1c"-"\x1e", U+0085, U+2028 and
-    U+2029: valid JSON strings hold the last three as they are, and the others raw where a
-    reader accepts control characters (``json.loads(strict=False)``); splitting there cuts a
-    record in two. Read files for it with `read_jsonl_text` (no newline translation either)."""
-    for number, line in enumerate(text.split("\n"), start=1):
-        line = line.removesuffix("\r")
-        if line.strip():
-            yield number, line
-
-
 def read_jsonl_text(path: Path) -> str:
-    """A JSON Lines file's text exactly as stored (`decode_text`: UTF-8, or UTF-16 with a BOM):
+    r"""A JSON Lines file's text exactly as stored (`decode_text`: UTF-8, or UTF-16 with a BOM):
     no universal-newline translation, which would turn a raw "\r" inside a string into a record
     break. `LoaderError` for a file that is not text."""
     return decode_text(path.read_bytes(), path.name)

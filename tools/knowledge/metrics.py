@@ -15,7 +15,8 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
-from tools.knowledge.loaders import jsonl_lines, read_jsonl_text
+from tools.knowledge.jsonl import jsonl_lines
+from tools.knowledge.loaders import read_jsonl_text
 
 Qrels = Mapping[str, Mapping[str, int]]
 Run = Mapping[str, Sequence[str]]
