@@ -40,6 +40,7 @@ from bench.routing import (
     load_rows,
 )
 from config import load_settings
+from tools.knowledge.scope import Scope
 from tools.providers.embeddings import get_embeddings
 
 
@@ -56,7 +57,7 @@ async def scores_of(labeled: LabeledSet) -> list[tuple[Row, float]]:
             await knowledge_fixture(services, labeled, stack)
             out: list[tuple[Row, float]] = []
             for row in rows:
-                found = await probe(row.text, services, OWNER)
+                found = await probe(row.text, services, Scope(owner=OWNER))
                 out.append((row, found.score if found is not None else 0.0))
             return out
     finally:

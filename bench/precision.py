@@ -312,7 +312,8 @@ def draw(findings: dict[str, list[Issue]], n: int, seed: int) -> list[tuple[str,
 def show(sample: list[tuple[str, Issue]], roots: dict[str, Path]) -> None:
     """Print each sampled finding in its code, and a JSON line to fill in."""
     for package, issue in sample:
-        lines = (roots[package] / issue.file).read_text(encoding="utf-8").splitlines()
+        # numbered as Python numbers them: not splitlines(), which breaks at "\f", U+2028, ...
+        lines = (roots[package] / issue.file).read_text(encoding="utf-8").split("\n")
         print(f"=== {package} {issue.file}:{issue.line}-{issue.end_line} [{issue.smell}]")
         print(f"    {issue.message}\n    FIX: {issue.suggestion}")
         lo, hi = max(issue.line - 4, 0), min(issue.end_line + 2, issue.line + 30)

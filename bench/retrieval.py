@@ -47,7 +47,8 @@ from agents.knowledge.strategies import evaluate_query  # noqa: E402
 from config import load_settings  # noqa: E402
 from tools.knowledge.chunking import chunk_text  # noqa: E402
 from tools.knowledge.ingest import embedding_input  # noqa: E402
-from tools.knowledge.loaders import load_bytes  # noqa: E402
+from tools.knowledge.jsonl import jsonl_lines  # noqa: E402
+from tools.knowledge.loaders import load_bytes, read_jsonl_text  # noqa: E402
 from tools.knowledge.metrics import evaluate, read_qrels, read_queries  # noqa: E402
 from tools.knowledge.store import KnowledgeStore  # noqa: E402
 
@@ -79,15 +80,27 @@ def _chunk_texts(corpus: Path, chunk_size: int, overlap: int) -> list[str]:
     ]
 
 
+def corpus_records(corpus: Path) -> list[str]:
+    """The records of a JSON Lines corpus, split as the loader splits them (`jsonl_lines`: at
+    "\n" only, the file read without newline translation), so a string holding U+0085, U+2028
+    or a raw "\r" stays in its record."""
+    return [line for _, line in jsonl_lines(read_jsonl_text(corpus))]
+
+
+def write_sample(corpus: Path, documents: int, sample: Path) -> Path:
+    """The first ``documents`` records of ``corpus``, written as they are to ``sample``."""
+    records = corpus_records(corpus)[:documents]
+    sample.write_bytes(("\n".join(records) + "\n").encode("utf-8"))
+    return sample
+
+
 async def throughput(
     store: KnowledgeStore, corpus: Path, documents: int, batches: tuple[int, ...], work: Path
 ) -> dict[str, Any]:
     """Ingestion vs raw encoding on the same texts: the first `documents` of `corpus` go into
     an empty knowledge base of their own (timed, the CLI's path), then
     `SentenceTransformer.encode` embeds the same chunk texts at its best batch size."""
-    lines = [line for line in corpus.read_text(encoding="utf-8").splitlines() if line.strip()]
-    sample = work / f"throughput-{os.getpid()}.jsonl"
-    sample.write_text("\n".join(lines[:documents]) + "\n", encoding="utf-8")
+    sample = write_sample(corpus, documents, work / f"throughput-{os.getpid()}.jsonl")
     report = await store.ingest_paths([sample])
     for doc in await store.list_documents():  # leave nothing behind in a reused DATA_DIR
         await store.delete_document(doc.id)
@@ -154,7 +167,7 @@ def _percentile(values: list[float], q: float) -> float:
 async def _ingest(store: KnowledgeStore, corpus: Path, quiet: bool) -> dict[str, Any]:
     from tqdm import tqdm
 
-    total = sum(1 for line in corpus.open(encoding="utf-8") if line.strip())
+    total = len(corpus_records(corpus))
     bar = tqdm(total=total, unit="doc", desc="ingest", disable=quiet, file=sys.stderr)
 
     def progress(event: Any) -> None:

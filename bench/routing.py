@@ -69,7 +69,7 @@ from psycopg_pool import AsyncConnectionPool
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-from agents.contract.context import AgentServices  # noqa: E402
+from agents.contract.context import AgentServices, RunContext  # noqa: E402
 from agents.contract.spec import AgentSpec  # noqa: E402
 from config import Settings, load_settings
 from graph.nodes import RouterCache  # noqa: E402
@@ -273,9 +273,13 @@ class NoModels:
 
 @dataclass
 class Probes:
-    """Remembers each probe's score per message, so calibration re-routes without searching."""
+    """Remembers each probe's score per message, so calibration re-routes without searching.
 
-    scores: dict[tuple[str, str], float | None] = field(default_factory=dict)
+    A score is kept per agent, message AND run (the owner and the run's options, e.g. the
+    knowledge ``filters``): the same text searched for another owner or under other filters is
+    another search, never this one's score."""
+
+    scores: dict[tuple[str, str, str, str], float | None] = field(default_factory=dict)
     timings_ms: list[float] = field(default_factory=list)
 
     def wrap(self, spec: AgentSpec) -> AgentSpec:
@@ -283,11 +287,11 @@ class Probes:
         if probe is None:
             return spec
 
-        async def cached(message: str, services: AgentServices, owner: str) -> float | None:
-            key = (spec.name, message)
+        async def cached(message: str, context: RunContext) -> float | None:
+            key = (spec.name, message, context.owner, context.model_dump_json())
             if key not in self.scores:
                 started = time.perf_counter()
-                self.scores[key] = await probe(message, services, owner)
+                self.scores[key] = await probe(message, context)
                 self.timings_ms.append((time.perf_counter() - started) * 1000)
             return self.scores[key]
 
@@ -298,7 +302,7 @@ async def route_all(router: Router, rows: Sequence[Row]) -> list[Routed]:
     out = []
     for row in rows:
         started = time.perf_counter()
-        chosen = await router.decide(row.text, owner=OWNER)
+        chosen = await router.decide(row.text, RunContext(owner=OWNER))
         ms = (time.perf_counter() - started) * 1000
         out.append(Routed(row, tuple(chosen["agents"]), chosen["method"], chosen["reason"], ms))
     return out

@@ -52,7 +52,9 @@ def labels(path: Path, text: str) -> set[Key]:
     stacked under one line all refer to it)."""
     out: set[Key] = set()
     target = 0
-    for number, line in enumerate(text.splitlines(), start=1):
+    # lines as Python numbers them (``text`` is read with universal newlines: "\n" ends each);
+    # str.splitlines() would also break at "\f", "\v", U+0085, U+2028, ... inside a line
+    for number, line in enumerate(text.split("\n"), start=1):
         match = _LABEL.match(line)
         if match:
             out.add((path.name, target, match.group(1)))

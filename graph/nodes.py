@@ -106,10 +106,9 @@ def make_route(registry: AgentRegistry) -> AsyncNode:
         else:
             context = context_of(runtime)
             router = routers.for_services(context.require_services())
-            # the data probes search the caller's own data: the run's owner, set by the app
-            chosen = await router.decide(
-                last_user_text(state.get("messages", [])), owner=context.owner
-            )
+            # the data probes search what the run's agents would: the run's owner (set by the
+            # app) and its options (the knowledge agent's filters)
+            chosen = await router.decide(last_user_text(state.get("messages", [])), context)
         return {
             "route": chosen,
             "target_agent": None,

@@ -3,8 +3,9 @@
 1. Keywords (whole words; case and apostrophes ignored, "dont" is "don't"): an agent with 2+
    distinct keyword hits wins when it is clearly ahead (at least twice the hits of the
    runner-up); two agents that both have 2+ hits and are close both run.
-2. Data: each agent with a data probe (``AgentSpec.probe``; the knowledge agent's searches the
-   owner's documents) scores how well its own data matches the message; the best score at or
+2. Data: each agent with a data probe (``AgentSpec.probe``; the knowledge agent's searches what
+   its retrieval would in the run: the owner's documents and the shared ones, narrowed by the
+   run's ``filters``) scores how well its own data matches the message; the best score at or
    above ROUTE_DATA_THRESHOLD wins. The probes of one message run concurrently within
    ROUTE_DATA_TIMEOUT_SECONDS; a probe that fails or takes longer is ignored, and a probe
    skips itself (None) when it has nothing to search (an empty knowledge base).
@@ -63,6 +64,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from langchain_core.runnables import Runnable
 from pydantic import BaseModel, Field
 
+from agents.contract.context import RunContext
 from agents.contract.spec import DataProbe
 from agents.contract.state import RouteDecision
 from graph.prompts import ROUTER_SYSTEM
@@ -248,17 +250,29 @@ class Router:
         return len(found["agents"]) == 1 and hits.get(found["agent"], 0) <= MIN_KEYWORD_HITS
 
     # --- 2. the agents' data ---------------------------------------------------------------
-    async def data_scores(self, text: str, owner: str) -> dict[str, float]:
-        """Each probing agent's score of its own data for `text` (agents whose probe skipped,
-        failed or timed out are left out). Empty without services or probes."""
-        services = self._services
+    def _run(self, context: RunContext | None) -> RunContext | None:
+        """The context the probes get: the run's, with services (the router's when the run's
+        has none); None when neither has services (no data tier)."""
+        run = context if context is not None else RunContext()
+        if run.services is not None:
+            return run
+        if self._services is None:
+            return None
+        return run.model_copy(update={"services": self._services})
+
+    async def data_scores(self, text: str, context: RunContext | None = None) -> dict[str, float]:
+        """Each probing agent's score of its own data for `text` in the run of `context` (its
+        owner, whose data the probes search, and its options, e.g. the knowledge ``filters``;
+        None: the anonymous owner, no options). Agents whose probe skipped, failed or timed out
+        are left out. Empty without services or probes."""
+        run = self._run(context)
         probes = [(a.name, a.probe) for a in self.registry if a.probe is not None]
-        if services is None or not probes or not text.strip():
+        if run is None or not probes or not text.strip():
             return {}
 
         async def one(name: str, probe: DataProbe) -> float | None:
             try:
-                return await asyncio.wait_for(probe(text, services, owner), self.data_timeout)
+                return await asyncio.wait_for(probe(text, run), self.data_timeout)
             except TimeoutError:
                 log.warning("the %s data probe took over %.2fs; ignored", name, self.data_timeout)
             except Exception as exc:  # a probe must never cost the user the answer
@@ -462,14 +476,15 @@ class Router:
         return decision(chosen, "llm", raw.confidence, raw.reason or "chosen by the model")
 
     # --- all together --------------------------------------------------------------------
-    async def decide(self, text: str, *, owner: str = "anonymous") -> RouteDecision:
-        """Route `text` (sent by `owner`, whose data the probes search): the first method
-        that is sure wins."""
+    async def decide(self, text: str, context: RunContext | None = None) -> RouteDecision:
+        """Route `text`, sent in the run of `context` (the probes search what that run's
+        agents would: its owner's data, narrowed by its options; None: the anonymous owner):
+        the first method that is sure wins."""
         hits = self.keyword_hits(text)
         found = self.by_keywords(text, hits)
         if found is not None and len(found["agents"]) == 1 and not self._weak(hits, found):
             return found
-        scores = await self.data_scores(text, owner)
+        scores = await self.data_scores(text, context)
         if found is not None:  # weak or shared keywords: weighed against the agents' data
             return self.weigh_keywords(found, scores)
         # a question about the assistant is not one to the user's data (`by_similarity`)

@@ -44,7 +44,7 @@ from agents.analytics.nodes import (
 from agents.analytics.probe import analysis_evidence
 from agents.analytics.react import NAME, build_analytics_agent
 from agents.analytics.tools import ANALYTICS_TOOLS
-from agents.contract.context import AgentServices
+from agents.contract.context import AgentServices, RunContext
 from agents.contract.quality import gated
 from agents.contract.spec import AgentCard, AgentGraph, AgentSpec
 from agents.contract.state import AgentInput, AgentOutput
@@ -206,7 +206,7 @@ KEYWORDS = (
 )
 
 
-async def asks_for_analysis(message: str, services: AgentServices, owner: str) -> float | None:
+async def asks_for_analysis(message: str, context: RunContext) -> float | None:
     """The router's data tier: a message naming one of the dataset's measures and asking for
     an analysis of it (`agents.analytics.probe`)."""
     return analysis_evidence(message, KEYWORDS + vocabulary())

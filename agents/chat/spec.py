@@ -127,23 +127,21 @@ def offline_answer(
 
 
 async def answer_from_data(
-    state: AgentState,
-    peers: Sequence[AgentCard],
-    services: AgentServices,
-    owner: str,
-    client: Client = "rest",
+    state: AgentState, peers: Sequence[AgentCard], context: RunContext
 ) -> AgentAnswer | None:
-    """Without a model: the first confident answer another agent finds in the owner's own data
-    for the message (the knowledge agent: a passage of the knowledge base, quoted and cited),
-    or None. An answerer that fails is skipped: the capability list still answers."""
+    """Without a model: the first confident answer another agent finds in the run's own data
+    for the message (the knowledge agent: a passage of the documents the run searches, its
+    owner's and the shared ones narrowed by its ``filters``, quoted and cited), or None. An
+    answerer that fails is skipped: the capability list still answers."""
     message = last_user_text(state.get("messages", []))
     if not message.strip():
         return None
+    services, client = context.require_services(), context.client
     for agent in peers:
         if agent.name == NAME or agent.answer_from_data is None:
             continue
         try:
-            found = await agent.answer_from_data(message, services, owner)
+            found = await agent.answer_from_data(message, context)
         except Exception as exc:  # the data answer is a bonus: never cost the user the reply
             log.warning("the %s agent's data answer failed (%s: %s); listing the agents",
                         agent.name, type(exc).__name__, exc)  # fmt: skip
@@ -197,9 +195,7 @@ def make_chat_node(peers: Sequence[AgentCard]) -> Any:
         model = services.llm("chat")
         if model is None:
             context = context_of(runtime)
-            answer = await answer_from_data(
-                state, peers, services, context.owner, context.client
-            ) or AgentAnswer(
+            answer = await answer_from_data(state, peers, context) or AgentAnswer(
                 agent=NAME,
                 answer=offline_answer(state, peers, services.provider, context.client),
                 method="offline",

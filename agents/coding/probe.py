@@ -33,7 +33,7 @@ import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from agents.contract.context import AgentServices
+    from agents.contract.context import RunContext
 
 #: Above ROUTE_DATA_OVERRIDE (a weak keyword decision yields to it) and below the test-analysis
 #: probe's 1.0 (a pasted test stays the test agent's).
@@ -121,6 +121,6 @@ def code_evidence(message: str) -> float | None:
     return None
 
 
-async def holds_code(message: str, services: AgentServices, owner: str) -> float | None:
+async def holds_code(message: str, context: RunContext) -> float | None:
     """The router's data tier for the coding agent (see the module docstring)."""
     return code_evidence(message)

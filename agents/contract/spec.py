@@ -8,15 +8,17 @@ from typing import Any
 
 from langgraph.graph.state import CompiledStateGraph
 
-from agents.contract.context import AgentOptions, AgentServices
+from agents.contract.context import AgentOptions, AgentServices, RunContext
 
 #: An agent's compiled subgraph (its own state schema; AgentInput in, AgentOutput out).
 AgentGraph = CompiledStateGraph[Any, Any, Any, Any]
 #: ``build(peers, services)``: an agent's subgraph.
 AgentBuilder = Callable[[Sequence["AgentCard"], AgentServices], AgentGraph]
-#: ``probe(message, services, owner)``: a calibrated 0..1 score of the owner's data for the
-#: message (the router's data tier), or None when it cannot tell.
-DataProbe = Callable[[str, AgentServices, str], Awaitable[float | None]]
+#: ``probe(message, context)``: a calibrated 0..1 score of the run's owner's data for the
+#: message (the router's data tier), or None when it cannot tell. ``context`` is the run's
+#: typed context (its services, its owner, its options such as the knowledge ``filters``), so
+#: a probe searches exactly what the agent would search in that run.
+DataProbe = Callable[[str, RunContext], Awaitable[float | None]]
 
 
 @dataclass(frozen=True)
@@ -36,9 +38,9 @@ class DataAnswer:
     """The cited sources (title, source, ids, snippet), for the API's ``data``."""
 
 
-#: ``answer(message, services, owner)``: a confident model-free answer from the owner's data,
-#: or None (not confident, no data, cannot tell).
-DataAnswerer = Callable[[str, AgentServices, str], Awaitable[DataAnswer | None]]
+#: ``answer(message, context)``: a confident model-free answer from the run's owner's data (as
+#: the run's options narrow it), or None (not confident, no data, cannot tell).
+DataAnswerer = Callable[[str, RunContext], Awaitable[DataAnswer | None]]
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from agents.contract.context import AgentServices, context_of
+from agents.contract.context import AgentServices, RunContext, context_of
 from agents.knowledge.citations import Citation, source_key
 from agents.knowledge.state import EffectiveOptions, KnowledgeOptions, TraceEntry
 from tools.knowledge.scope import Scope
@@ -57,12 +57,17 @@ def store_of(services: AgentServices) -> KnowledgeStore:
     return services.engine(KnowledgeStore)
 
 
-def scope_of(runtime: Runtime[Any]) -> Scope:
-    """What this run's searches read: the run's owner's private collection and the shared
-    ones (the owner is set by the app, never by the caller's input), with the run's
-    ``filters`` option."""
-    context = context_of(runtime)
+def scope_for(context: RunContext) -> Scope:
+    """What a run's searches read: the run's owner's private collection and the shared ones
+    (the owner is set by the app, never by the caller's input), with the run's ``filters``
+    option. The agent's retrieval, its routing probe and its model-free answer all search
+    this scope, so none of them reads what the others would not."""
     return Scope(owner=context.owner, filters=context.options(KnowledgeOptions).filters)
+
+
+def scope_of(runtime: Runtime[Any]) -> Scope:
+    """`scope_for` the run of a node's ``runtime``."""
+    return scope_for(context_of(runtime))
 
 
 def hits_from(documents: Iterable[Mapping[str, Any]]) -> list[SearchHit]:

@@ -25,6 +25,7 @@ from agents.knowledge.text import (
     strip_citations,
     words,
 )
+from tools.knowledge.chunking import lines_of
 
 # --- generate_answer: extractive with citations ---------------------------------------------
 
@@ -365,7 +366,7 @@ def answer_units(body: str) -> list[tuple[str, list[int]]]:
         last = strip_citations(parts[-1]) if parts else ""
         inherited = citations_in(parts[-1]) if last.endswith(":") else []
 
-    for line in body.splitlines():
+    for line in lines_of(body):  # not splitlines(): U+2028, "\f", ... do not end a line
         stripped = line.strip()
         if stripped.startswith(("```", "~~~")):
             flush()

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from agents.knowledge.text import sentences
+from tools.knowledge.chunking import lines_of
 
 #: A list item: ``- x``, ``* x``, ``+ x``, ``• x``, ``1. x``, ``1) x`` (indented up to six spaces).
 LIST_ITEM = re.compile(r"^[ \t]{0,6}(?:[-*+•]|\d{1,3}[.)])[ \t]+(?=\S)")
@@ -106,7 +107,7 @@ def split_passages(text: str, heading: str = "") -> list[Passage]:
     set the heading of what follows. A list item's continuation lines join the item; a fenced
     code block is one ``code`` passage.
     """
-    lines = text.splitlines()
+    lines = lines_of(text)  # not splitlines(): U+2028, "\f", ... do not end a line
     build = _Builder(heading.strip())
     in_fence = False
     blank = False  # the previous line was blank (a list goes on only with an item or indent)

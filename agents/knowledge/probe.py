@@ -37,8 +37,8 @@ import asyncio
 import re
 from dataclasses import dataclass
 
-from agents.contract.context import AgentServices
-from agents.knowledge.common import store_of
+from agents.contract.context import AgentServices, RunContext
+from agents.knowledge.common import scope_for, store_of
 from agents.knowledge.nodes import LAMBDA_CEILING, LAMBDA_FLOOR
 from agents.knowledge.strategies import evaluate_query, strip_meta
 from agents.knowledge.text import QUESTION_WORDS, STOPWORDS, content_terms, sentences, words
@@ -68,24 +68,24 @@ class ProbeResult:
     hits: list[SearchHit]
 
 
-async def knowledge_probe(message: str, services: AgentServices, owner: str) -> float | None:
-    """The best hit's relevance to ``message`` in ``owner``'s knowledge base (None: no words
-    to search for, or no documents).
+async def knowledge_probe(message: str, context: RunContext) -> float | None:
+    """The best hit's relevance to ``message`` in the run's knowledge base (None: no words to
+    search for, or no documents).
 
-    It searches exactly what the agent's ``retrieve`` searches for ``owner`` (the run's
-    owner): its private collection plus the shared ones, with one ranking (`Scope`), so
-    another key's private documents never pull this key's messages to the knowledge agent.
+    It searches exactly what the agent's ``retrieve`` searches in this run (`scope_for`): the
+    run's owner's private collection plus the shared ones, with one ranking, narrowed by the
+    run's ``filters`` option; so another key's private documents, or documents the run's
+    filters leave out, never pull a message to the knowledge agent.
     """
-    found = await probe(message, services, owner)
+    found = await probe(message, context.require_services(), scope_for(context))
     return found.score if found is not None else None
 
 
-async def probe(message: str, services: AgentServices, owner: str) -> ProbeResult | None:
-    """`knowledge_probe` with the hits it read (for an answer from them)."""
+async def probe(message: str, services: AgentServices, scope: Scope) -> ProbeResult | None:
+    """`knowledge_probe` in ``scope``, with the hits it read (for an answer from them)."""
     query = probe_query(message)
     if not content_terms(query) or is_command(query):
         return None
-    scope = Scope(owner=owner)
     try:
         store = store_of(services)
         if (await store.stats(scope))["documents"] == 0:

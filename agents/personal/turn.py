@@ -263,7 +263,8 @@ def make_probe(name: str) -> Any:
     (`agents.personal.evidence`)."""
     kind = KINDS[name]
 
-    async def probe(message: str, services: AgentServices, owner: str) -> float | None:
+    async def probe(message: str, context: RunContext) -> float | None:
+        services, owner = context.require_services(), context.owner
         worded = None
         if kind == "event" and time_span(message):
             worded = SPAN

@@ -19,7 +19,7 @@ from typing import Any
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import Send
 
-from agents.contract.context import AgentServices
+from agents.contract.context import AgentServices, RunContext
 from agents.contract.quality import gated
 from agents.contract.spec import AgentCard, AgentGraph, AgentSpec
 from agents.contract.state import AgentAnswer, AgentInput, AgentOutput
@@ -196,7 +196,7 @@ NAMED_TEST = 0.85
 _TEST_NAME = re.compile(r"(?<![\w./-])(?:test_[a-z0-9_]+|Test[A-Z][A-Za-z0-9]+)\b")
 
 
-async def holds_test_code(message: str, services: AgentServices, owner: str) -> float | None:
+async def holds_test_code(message: str, context: RunContext) -> float | None:
     """The router's data tier: a message that holds test code (fenced or pasted, parseable,
     with a test in it) is this agent's, whatever its words say; one that names a test by its
     identifier scores `NAMED_TEST`."""

@@ -15,7 +15,7 @@ from langchain_core.embeddings import Embeddings
 from langchain_core.messages import HumanMessage
 
 from agents.chat.spec import chat_agent
-from agents.contract.context import AgentServices
+from agents.contract.context import AgentServices, RunContext
 from agents.contract.spec import AgentSpec
 from config import Settings
 from graph.routing import Router
@@ -36,9 +36,9 @@ class Probe:
     gate: asyncio.Event | None = None  # a probe that waits on it never answers in time
     error: Exception | None = None
 
-    async def __call__(self, message: str, services: AgentServices, owner: str) -> float | None:
-        assert isinstance(services, AgentServices)
-        self.calls.append((message, owner))
+    async def __call__(self, message: str, context: RunContext) -> float | None:
+        assert isinstance(context.services, AgentServices)
+        self.calls.append((message, context.owner))
         if self.gate is not None:
             await self.gate.wait()
         if self.error is not None:
@@ -63,7 +63,7 @@ def router(*agents: AgentSpec, embeddings: Embeddings | None = None, **knobs: An
 
 async def test_a_message_the_agents_data_matches_goes_to_it_with_the_owner_searched() -> None:
     vault = Probe({PASSPORT: 0.8})
-    chosen = await router(probing("vault", vault)).decide(PASSPORT, owner="alice")
+    chosen = await router(probing("vault", vault)).decide(PASSPORT, RunContext(owner="alice"))
     assert (chosen["agent"], chosen["method"], chosen["confidence"]) == ("vault", "data", 0.8)
     assert chosen["reason"] == "the vault agent's data matches (0.80 >= 0.50)"
     assert vault.calls == [(PASSPORT, "alice")]
@@ -119,7 +119,8 @@ async def test_a_probe_that_fails_or_hangs_is_ignored_and_the_others_still_decid
 
 async def test_a_probe_that_skips_is_no_evidence_and_no_services_means_no_data_tier() -> None:
     skipping = Probe({PASSPORT: None})
-    assert await router(probing("vault", skipping)).data_scores(PASSPORT, "bob") == {}
+    bob = RunContext(owner="bob")
+    assert await router(probing("vault", skipping)).data_scores(PASSPORT, bob) == {}
     blind = Router(build_registry([chat_agent(), probing("vault", Probe({PASSPORT: 1.0}))]),
                    embeddings=None, llm=lambda: None)  # fmt: skip
     assert (await blind.decide(PASSPORT))["method"] == "default"

@@ -105,3 +105,51 @@ def test_routed_questions_never_end_at_the_capability_list(client: TestClient) -
         assert quoted in answer, (question, body["agent"], answer)
         assert f"[1] {title}" in answer
         assert "These agents work without a model" not in answer
+
+
+#: (options.filters, whether the handbook, uploaded privately with {"team": "ops"}, is searched)
+FILTERED = [
+    ({"collection": "shared"}, False),
+    ({"metadata": {"team": "payments"}}, False),
+    ({"metadata": {"team": "ops"}}, True),
+    ({"collection": "private", "title": ["On-call handbook", "Release process"]}, True),
+]
+
+
+def test_the_answer_without_a_model_and_routing_search_what_the_filters_leave(
+    app_settings: Callable[..., Settings],  # noqa: F811
+) -> None:
+    """The chat option ``filters`` narrows the model-free answer and the routing probe as it
+    narrows the knowledge agent's retrieval: a filter that leaves out the only document that
+    answers gets the capability list (and no route on that document's evidence); a filter
+    that keeps it gets the cited answer."""
+    question, quoted, title = QUESTIONS[0]
+    app = create_app(app_settings(chunk_size=1200, chunk_overlap=200))
+    with TestClient(app, headers={"X-API-Key": KEY}) as client:
+        named = {"oncall.md": HANDBOOK["oncall.md"].encode()}
+        meta = {"metadata": '{"team": "ops"}'}
+        up = client.post("/documents", files=files(named), data=meta)
+        assert up.status_code == 200 and up.json()["added"] == 1, up.text
+        for filters, searched in FILTERED:
+            options = {"filters": filters}
+            body = _ask(client, question, agent="chat", options=options)
+            answer = str(body["answer"])
+            if searched:
+                assert body["methods"] == {"chat": "extractive"}, (filters, answer)
+                assert quoted in answer and "Sources:\n[1] " + title in answer
+                assert body["data"]["chat"]["citations"][0]["title"] == title  # type: ignore[index]
+            else:
+                assert body["methods"] == {"chat": "offline"}, (filters, answer)
+                assert "These agents work without a model" in answer
+                assert quoted not in answer and "quoted from your documents" not in answer
+
+            # routed (no agent named): the knowledge probe searched the same documents
+            routed = _ask(client, question, options=options)
+            route = routed["route"]
+            assert isinstance(route, dict)
+            if searched:
+                assert quoted in str(routed["answer"]), (filters, routed)
+            else:
+                assert quoted not in str(routed["answer"]), (filters, routed)
+                assert route["method"] != "data", (filters, route)
+                assert "knowledge agent's" not in route["reason"], (filters, route)

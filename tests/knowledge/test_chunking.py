@@ -6,7 +6,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tools.knowledge.chunking import chunk_text, heading_starts
+from tools.knowledge.chunking import chunk_text, heading_starts, lines_of
 
 # Text with the shapes that matter: words of varied length, sentence ends, blank lines,
 # markdown headings, an occasional very long "word", unicode.
@@ -106,3 +106,17 @@ def test_bad_sizes_are_rejected_with_the_rule() -> None:
         chunk_text("text", 100, 100)
     with pytest.raises(ValueError, match="chunk_size must be >= 1"):
         chunk_text("text", 0, 0)
+
+
+#: What str.splitlines() breaks at that does not end a line of a document (CommonMark ends lines
+#: at LF, CRLF and CR only).
+NOT_LINE_ENDS = ["\v", "\f", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029"]
+
+
+@pytest.mark.parametrize("char", NOT_LINE_ENDS, ids=lambda c: f"U+{ord(c):04X}")
+def test_only_line_ends_make_lines_so_text_after_a_separator_is_no_heading(char: str) -> None:
+    text = f"# Guide\n\nSome intro{char}# Not a heading{char}more words.\n\nSecond paragraph.\n"
+    assert heading_starts(text) == [(0, "Guide")]
+    assert {c.heading for c in chunk_text(text, 30, 0)} == {"Guide"}
+    assert lines_of(f"a{char}b\r\nc\rd\ne\n") == [f"a{char}b", "c", "d", "e"]
+    assert lines_of("") == [] and lines_of("x") == ["x"] and lines_of("x\n\n") == ["x", ""]

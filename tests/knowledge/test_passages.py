@@ -3,12 +3,14 @@ each under its section heading."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agents.knowledge.extractive import extractive_answer, grade_response
 from agents.knowledge.passages import split_passages
 from agents.knowledge.text import words
+from tests.knowledge.test_chunking import NOT_LINE_ENDS
 from tests.knowledge.test_strategies import hit
 
 RUNBOOK = """# Payments API runbook
@@ -120,3 +122,15 @@ def test_quoted_passages_come_from_the_text_and_grade_as_supported(
     if answer.found:
         graded = grade_response(query, answer.text, answer.sources)
         assert graded.support == 1.0, (answer.text, graded.unsupported)
+
+
+@pytest.mark.parametrize("char", NOT_LINE_ENDS, ids=lambda c: f"U+{ord(c):04X}")
+def test_a_separator_inside_a_line_starts_no_heading_or_list(char: str) -> None:
+    text = f"Restart the worker with kubectl.{char}# Tips{char}- not an item\n\nIt takes a minute."
+    passages = split_passages(text, "Restarting the worker")
+    assert {p.heading for p in passages} == {"Restarting the worker"}
+    assert all(p.kind == "sentence" for p in passages)
+    assert any("It takes a minute." in p.text for p in passages)
+    # a line end still ends a line: "\r" (a CR file) as "\n"
+    (tips,) = {p.heading for p in split_passages("Intro.\r# Tips\rIt takes a minute.")} - {""}
+    assert tips == "Tips"

@@ -20,6 +20,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from agents.analytics.probe import ANALYSIS, analysis_evidence
 from agents.coding.probe import ABOUT, CODE, REQUEST, code_evidence
+from agents.contract.context import RunContext
 from agents.contract.state import RouteDecision
 from agents.knowledge.probe import is_command, passage_score, passage_stems
 from agents.personal.evidence import asks_event_detail, event_wording, task_wording, time_span
@@ -134,7 +135,7 @@ def route(
     router: Router = RouterCache(build_registry()).for_services(services)
 
     async def decide(message: str) -> RouteDecision:
-        return await router.decide(message, owner=OWNER)
+        return await router.decide(message, RunContext(owner=OWNER))
 
     return decide
 

@@ -29,6 +29,11 @@ _FENCE = re.compile(r"^\s{0,3}(```|~~~)")
 _ATX = re.compile(r"^\s{0,3}#{1,6}(\s+\S|\s*$)")
 _ADORNMENT = re.compile(r"^([=\-~^\"'`*+#:.])\1{2,}\s*$")
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n\s*")
+#: Where a line ends (CommonMark: LF, CRLF, CR). Not ``str.splitlines()``, which also breaks
+#: at "\v", "\f", "\x1c"-"\x1e", U+0085, U+2028 and U+2029: inside a line of a document (a
+#: PDF's form feed, a separator a scraper left) they would make the text after them look like
+#: a line of its own, e.g. a heading.
+LINE_END = re.compile(r"\r\n|\r|\n")
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+")
 _WORD = re.compile(r"\S+")
 
@@ -46,12 +51,24 @@ class Chunk:
     page: str | None = None
 
 
+def lines_of(text: str) -> list[str]:
+    """The lines of ``text``, ended by `LINE_END` only (like ``str.splitlines()`` otherwise: no
+    empty last line after a final line end)."""
+    lines = LINE_END.split(text)
+    if lines[-1] == "":
+        lines.pop()
+    return lines
+
+
 def _line_spans(text: str) -> list[tuple[int, int]]:
+    """The ``[start, end)`` of every line of ``text``, its line end included (`LINE_END`)."""
     spans: list[tuple[int, int]] = []
     pos = 0
-    for line in text.splitlines(keepends=True):
-        spans.append((pos, pos + len(line)))
-        pos += len(line)
+    for end in LINE_END.finditer(text):
+        spans.append((pos, end.end()))
+        pos = end.end()
+    if pos < len(text):
+        spans.append((pos, len(text)))
     return spans
 
 
@@ -63,7 +80,7 @@ def heading_starts(text: str) -> list[tuple[int, str]]:
     i = 0
     while i < len(lines):
         start, end = lines[i]
-        line = text[start:end].rstrip("\n")
+        line = text[start:end].rstrip("\r\n")
         if _FENCE.match(line):
             in_fence = not in_fence
             i += 1
@@ -76,10 +93,10 @@ def heading_starts(text: str) -> list[tuple[int, str]]:
             i += 1
             continue
         stripped = line.strip()
-        nxt = text[lines[i + 1][0] : lines[i + 1][1]].rstrip("\n") if i + 1 < len(lines) else ""
+        nxt = text[lines[i + 1][0] : lines[i + 1][1]].rstrip("\r\n") if i + 1 < len(lines) else ""
         # Overlined RST title: adornment / title / adornment.
         if _ADORNMENT.match(line) and i + 2 < len(lines):
-            after = text[lines[i + 2][0] : lines[i + 2][1]].rstrip("\n")
+            after = text[lines[i + 2][0] : lines[i + 2][1]].rstrip("\r\n")
             if nxt.strip() and _ADORNMENT.match(after) and after.strip()[0] == stripped[0]:
                 out.append((start, nxt.strip()))
                 i += 3

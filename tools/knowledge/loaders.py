@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tools.knowledge.chunking import heading_starts
+from tools.knowledge.jsonl import jsonl_lines
 
 TEXT_SUFFIXES = frozenset({".md", ".markdown", ".txt", ".rst"})
 HTML_SUFFIXES = frozenset({".html", ".htm"})
@@ -265,6 +266,13 @@ def join_pages(pages: Iterable[tuple[str, str]]) -> tuple[str, list[tuple[int, s
     return "\n\n".join(parts), starts
 
 
+def read_jsonl_text(path: Path) -> str:
+    r"""A JSON Lines file's text exactly as stored (`decode_text`: UTF-8, or UTF-16 with a BOM):
+    no universal-newline translation, which would turn a raw "\r" inside a string into a record
+    break. `LoaderError` for a file that is not text."""
+    return decode_text(path.read_bytes(), path.name)
+
+
 def load_jsonl(data: bytes, name: str, source: str, max_documents: int | None = None) -> LoadResult:
     """BEIR corpus lines ``{"_id", "title", "text"}``: one document per line.
 
@@ -275,12 +283,7 @@ def load_jsonl(data: bytes, name: str, source: str, max_documents: int | None = 
     docs: list[LoadedDocument] = []
     warnings: list[str] = []
     seen: set[str] = set()
-    # JSON Lines records end at "\n" only: str.splitlines() also breaks at U+0085, U+2028,
-    # U+2029 and the ASCII separators, which valid JSON strings may hold, and cut records in two.
-    for number, line in enumerate(text.split("\n"), start=1):
-        line = line.removesuffix("\r")
-        if not line.strip():
-            continue
+    for number, line in jsonl_lines(text):
         try:
             # strict=False: raw control characters inside strings (a \v or \x1c that a scraper
             # left in a title) are kept rather than costing the whole record.

@@ -15,6 +15,9 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
+from tools.knowledge.jsonl import jsonl_lines
+from tools.knowledge.loaders import read_jsonl_text
+
 Qrels = Mapping[str, Mapping[str, int]]
 Run = Mapping[str, Sequence[str]]
 
@@ -69,13 +72,12 @@ def evaluate(
 
 
 def read_queries(path: Path) -> dict[str, str]:
-    """BEIR queries file: ``{"_id", "text"}`` per line."""
+    """BEIR queries file: ``{"_id", "text"}`` per line, read as the corpus loader reads JSON
+    Lines (`jsonl_lines`: records end at "\n" only; raw control characters in strings kept)."""
     out: dict[str, str] = {}
-    with path.open(encoding="utf-8") as handle:
-        for line in handle:
-            if line.strip():
-                row = json.loads(line)
-                out[str(row["_id"])] = str(row["text"])
+    for _, line in jsonl_lines(read_jsonl_text(path)):
+        row = json.loads(line, strict=False)
+        out[str(row["_id"])] = str(row["text"])
     return out
 
 
