@@ -32,6 +32,11 @@ from tests.support.stub_openai import StubOpenAI, echo_responder
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# The data probes of routing are bounded by wall time (ROUTE_DATA_TIMEOUT_SECONDS, 1 s): on a
+# machine loaded by other jobs a probe can take longer, and the message would be routed as if
+# the user had no data. Tests assert routing decisions, not the machine's speed, so they give
+# the probes a generous bound (the tests of the bound itself pass their own).
+os.environ.setdefault("ROUTE_DATA_TIMEOUT_SECONDS", "30")
 # Every app a test starts seeds the analytics dataset and (re)creates its reader role. Roles
 # are cluster-wide, so this test process uses one of its own (dropped at the end of the run)
 # instead of the default role, which it would leave behind on the machine's Postgres; the
