@@ -10,7 +10,8 @@ judged findings of each verdict (worth-fixing / noise / wrong) the default profi
 finding is kept when the default profile reports it at the same file, line and smell), then
 the strict profile's F1 on the labelled fixtures (``bench/strict_f1.py``).
 ``--independent-only`` stops there; ``--calibration-detail`` lists the calibration split's
-findings one by one (the frozen split's are only counted, never listed).
+findings one by one (the frozen split's are only counted, never listed);
+``--calibration-only`` leaves the frozen split out (for tuning runs).
 
 ``python -m bench.precision [--cache DIR]`` downloads the source distributions of the suites
 below (``pip download --no-deps --no-binary :all: <pkg>==<ver>``, cached), runs the rules-only
@@ -244,17 +245,25 @@ def kept_keys(files: list[SourceFile], profile: str) -> set[tuple[str, int, str]
     return {(i.file, i.line, i.smell) for i in result.issues}
 
 
-def independent_report(cache: Path, *, detail: bool = False) -> dict[str, dict[str, float]]:
+def independent_report(
+    cache: Path, *, detail: bool = False, calibration_only: bool = False
+) -> dict[str, dict[str, float]]:
     """Print, per split of the independent judged set, how many judged findings of each
     verdict the default profile keeps (reports at the same file, line and smell); returns
     the kept fractions per split and verdict. ``detail`` lists the calibration split's
-    findings one by one (never the frozen split's: it is not read while tuning)."""
+    findings one by one (never the frozen split's: it is not read while tuning);
+    ``calibration_only`` leaves the frozen split out altogether (not even analysed), for
+    tuning runs."""
     judgments = load_judgments(FROZEN) + load_judgments(CALIBRATION2)
     for path in CALIBRATION3:
         judgments += load_judgments(path)
+    if calibration_only:
+        judgments = [j for j in judgments if j["split"] == "calibration"]
     default: dict[str, set[tuple[str, int, str]]] = {}
     strict: dict[str, set[tuple[str, int, str]]] = {}
     for suite in INDEPENDENT:
+        if calibration_only and suite.split != "calibration":
+            continue
         files = independent_files(suite, fetch(suite, cache))
         default[suite.package] = kept_keys(files, "default")
         strict[suite.package] = kept_keys(files, "strict")
@@ -263,14 +272,18 @@ def independent_report(cache: Path, *, detail: bool = False) -> dict[str, dict[s
     # version, in SUITES): the split is also shown without the projects any round used.
     used = {suite.package for suite in SUITES}
     calibration = [j for j in judgments if j["split"] == "calibration"]
-    splits: list[tuple[str, str, list[dict[str, str]]]] = [
-        ("frozen", "FROZEN (accuracy)", [j for j in judgments if j["split"] == "frozen"]),
-        (
-            "frozen, unseen projects",
-            "FROZEN, never-used projects",
-            [j for j in judgments if j["split"] == "frozen" and j["project"] not in used],
-        ),
-    ]
+    splits: list[tuple[str, str, list[dict[str, str]]]] = (
+        []
+        if calibration_only
+        else [
+            ("frozen", "FROZEN (accuracy)", [j for j in judgments if j["split"] == "frozen"]),
+            (
+                "frozen, unseen projects",
+                "FROZEN, never-used projects",
+                [j for j in judgments if j["split"] == "frozen" and j["project"] not in used],
+            ),
+        ]
+    )
     for number, names in CALIBRATION_ROUNDS.items():
         rows = [j for j in calibration if _round(j) == number]
         splits.append((f"calibration {number}", f"calibration round {number} ({names})", rows))
@@ -460,9 +473,20 @@ def main(argv: list[str] | None = None) -> None:
         action="store_true",
         help="list the calibration split's judged findings (never the frozen split's)",
     )
+    parser.add_argument(
+        "--calibration-only",
+        action="store_true",
+        help="leave the frozen split out (tuning runs: it is read only before and after)",
+    )
     args = parser.parse_args(argv)
+    if args.calibration_only:
+        args.independent_only = True
     if not args.draw:
-        independent_report(args.cache, detail=args.calibration_detail)
+        independent_report(
+            args.cache,
+            detail=args.calibration_detail,
+            calibration_only=args.calibration_only,
+        )
         strict_f1_report()
         if args.independent_only:
             return
