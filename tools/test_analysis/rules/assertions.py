@@ -114,7 +114,7 @@ def check_assertion_rules(em: Emitter, facts: TestFacts) -> None:
         if sensitive:
             check_sensitive(em, a)
         if suboptimal and (a.kind == "unittest" or a.kind == "assert"):
-            check_suboptimal(em, a)
+            check_suboptimal(em, a, facts)
 
 
 def check_unknown_test(em: Emitter, facts: TestFacts, teardown_asserts: bool = False) -> None:

@@ -1,0 +1,83 @@
+"""The default profile tells the intended case from the smell inside each rule (issue 28,
+third calibration round). Each test file here is written for its class: the smell the
+default profile keeps beside the intended look-alike it leaves out."""
+
+from __future__ import annotations
+
+from tests.test_analysis.support import DEFAULT, STRICT, lines_of
+
+# --------------------------------------------------------------------------- suboptimal assert
+
+BOOL_RESULT_COMPARED = """
+    import unittest
+    class TestSlug(unittest.TestCase):
+        def test_valid(self):
+            self.assertEqual(is_slug("a-b"), True)
+            self.assertEqual(is_slug("a b"), False)
+            self.assertEqual(find_slug("zzz"), None)
+        def test_type(self):
+            self.assertEqual(isinstance(make_slug("a"), Slug), True)
+"""
+PYTEST_BOOL_COMPARED = """
+    def test_valid():
+        assert is_slug("a-b") == True
+"""
+
+
+def test_a_bool_or_none_compared_by_equality_is_kept_only_where_the_value_is_hidden() -> None:
+    # the failure prints the bool / None whole: `assertIs` would show nothing more
+    assert lines_of(BOOL_RESULT_COMPARED, "suboptimal-assert", config=DEFAULT) == [8]
+    assert lines_of(BOOL_RESULT_COMPARED, "suboptimal-assert", config=STRICT) == [4, 5, 6, 8]
+    # pytest's report prints the compared value anyway
+    assert lines_of(PYTEST_BOOL_COMPARED, "suboptimal-assert", config=DEFAULT) == []
+    assert lines_of(PYTEST_BOOL_COMPARED, "suboptimal-assert", config=STRICT) == [2]
+
+
+EQUALITY_IS_THE_SUBJECT = """
+    import copy
+    import unittest
+    class TestMatrixCopy(unittest.TestCase):
+        def test_copy(self):
+            m1 = Matrix([[1, 2]])
+            m2 = copy.copy(m1)
+            self.assertTrue(m1 == m2)
+            self.assertTrue(m1 is not m2)
+            self.assertTrue(m2.rows[0] is m1.rows[0])
+        def test_determinant(self):
+            det = Matrix([[1, 2], [3, 4]]).det()
+            self.assertTrue(det == -2)
+            self.assertTrue(det == expected_det)
+"""
+
+
+def test_assert_true_on_equality_of_two_held_objects_is_the_subject() -> None:
+    # a copy compared with its original, identity of shared rows: __eq__ / `is` is what is
+    # tested; a computed value against a literal or an expected value hides the value
+    assert lines_of(EQUALITY_IS_THE_SUBJECT, "suboptimal-assert", config=DEFAULT) == [12, 13]
+    assert lines_of(EQUALITY_IS_THE_SUBJECT, "suboptimal-assert", config=STRICT) == [
+        7,
+        8,
+        9,
+        12,
+        13,
+    ]
+
+
+ISINSTANCE_IN_ITS_HANDLER = """
+    import unittest
+    class TestRetry(unittest.TestCase):
+        def test_gives_up(self):
+            try:
+                fetch_with_retry()
+            except IOError as err:
+                self.assertTrue(isinstance(err, OSError))
+            except Exception as other:
+                self.assertTrue(isinstance(other, TimeoutError))
+"""
+
+
+def test_isinstance_of_what_the_handler_caught_cannot_fail() -> None:
+    # `except IOError as err` already made err an OSError; `except Exception` did not make
+    # `other` a TimeoutError, so assertIsInstance would show its type
+    assert lines_of(ISINSTANCE_IN_ITS_HANDLER, "suboptimal-assert", config=DEFAULT) == [9]
+    assert lines_of(ISINSTANCE_IN_ITS_HANDLER, "suboptimal-assert", config=STRICT) == [7, 9]
