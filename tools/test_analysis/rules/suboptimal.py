@@ -119,7 +119,7 @@ def _held_object(node: ast.expr) -> bool:
     not an expected value written down."""
     while type(node) in (ast.Attribute, ast.Subscript):
         if type(node) is ast.Subscript:
-            ok, _ = literal_value(node.slice)  # type: ignore[attr-defined]
+            ok, _ = literal_value(node.slice)
             if not ok:
                 return False
         node = node.value  # type: ignore[attr-defined]
