@@ -292,12 +292,13 @@ def independent_report(
     for split, label, rows in splits:
         kept: collections.Counter[str] = collections.Counter()
         total: collections.Counter[str] = collections.Counter()
-        moved = 0
+        moved: collections.Counter[str] = collections.Counter()
         for j in rows:
             key = (j["file"], int(j["line"]), j["smell"])
             total[j["verdict"]] += 1
             kept[j["verdict"]] += key in default[j["project"]]
-            moved += key not in strict[j["project"]]
+            if key not in strict[j["project"]]:
+                moved[j["verdict"]] += 1
             if detail and split == "calibration":
                 mark = "KEPT" if key in default[j["project"]] else "    "
                 print(f"      {mark} {j['verdict']:12} r{_round(j)} {j['project']} "
@@ -311,9 +312,12 @@ def independent_report(
         else:
             print(f"    {label:28} {figures}")
         if moved:
+            # a wrong finding the strict profile no longer makes is a fix; the others moved
+            # (or went) with a rule change and need re-matching by hand before quoting figures
+            gone = ", ".join(f"{v} {moved[v]}" for v in VERDICTS if moved[v])
             print(
-                f"    {'':24} {moved} judged finding(s) no longer reported by the strict "
-                "profile at the judged line: re-match them by hand"
+                f"    {'':28} no longer reported by the strict profile at the judged line: "
+                f"{gone} (a wrong one gone is a fix; re-match any other by hand)"
             )
     print(f"    target: worth-fixing kept >= {KEEP_TARGET:.0%}, noise kept <= {NOISE_TARGET:.0%}")
     return out

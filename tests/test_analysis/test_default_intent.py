@@ -81,3 +81,60 @@ def test_isinstance_of_what_the_handler_caught_cannot_fail() -> None:
     # `other` a TimeoutError, so assertIsInstance would show its type
     assert lines_of(ISINSTANCE_IN_ITS_HANDLER, "suboptimal-assert", config=DEFAULT) == [9]
     assert lines_of(ISINSTANCE_IN_ITS_HANDLER, "suboptimal-assert", config=STRICT) == [7, 9]
+
+
+# --------------------------------------------------------------------------- duplicate assert
+
+REENTRANT_STATES = """
+    def test_reentrant_session():
+        pool = Pool()
+        with pool.session() as outer:
+            assert pool.active
+            with pool.session() as inner:
+                assert pool.active
+            assert pool.active
+        assert not pool.active
+"""
+COPIED_CHECKS = """
+    def test_reentrant_session():
+        pool = Pool()
+        with pool.session():
+            assert pool.active
+            assert pool.size == 1
+            assert pool.active
+"""
+
+
+def test_the_same_check_after_a_with_block_exits_reads_another_state() -> None:
+    # the inner session's __exit__ ran between lines 6 and 7: the pool must still be active
+    assert lines_of(REENTRANT_STATES, "duplicate-assert", config=STRICT) == []
+    assert lines_of(REENTRANT_STATES, "duplicate-assert", config=DEFAULT) == []
+    # a copy with only other checks in between reads the same state
+    assert lines_of(COPIED_CHECKS, "duplicate-assert", config=DEFAULT) == [6]
+
+
+MEMOISED_PROPERTY = """
+    def test_total_is_memoised():
+        invoice = Invoice(lines=[3, 4])
+        assert invoice.total == 7
+        assert invoice.compute.call_count == 1
+        assert invoice.total == 7
+        assert invoice.compute.call_count == 1
+"""
+
+
+def test_a_repeat_whose_evaluation_a_call_counter_observes_is_the_subject() -> None:
+    # the second read of the property is the cached access the counters check
+    assert lines_of(MEMOISED_PROPERTY, "duplicate-assert", config=STRICT) == []
+
+
+SPACING_IN_THE_INPUT = """
+    def test_unterminated_comment():
+        assert_invalid("a/* note")
+        assert_invalid("a /* note")
+"""
+
+
+def test_inputs_that_differ_only_in_spaces_are_different_assertions() -> None:
+    assert lines_of(SPACING_IN_THE_INPUT, "duplicate-assert", config=STRICT) == []
+    assert lines_of(SPACING_IN_THE_INPUT.replace("a /*", "a/*"), "duplicate-assert") == [3]
