@@ -138,3 +138,124 @@ SPACING_IN_THE_INPUT = """
 def test_inputs_that_differ_only_in_spaces_are_different_assertions() -> None:
     assert lines_of(SPACING_IN_THE_INPUT, "duplicate-assert", config=STRICT) == []
     assert lines_of(SPACING_IN_THE_INPUT.replace("a /*", "a/*"), "duplicate-assert") == [3]
+
+
+# --------------------------------------------------------------------------- exception handling
+
+ACTIVE_EXCEPTION_AS_INPUT = """
+    import logging
+
+    def test_error_is_logged_with_traceback(caplog):
+        try:
+            raise KeyError("missing")
+        except KeyError:
+            logging.getLogger("app").exception("lookup failed")
+        assert "KeyError" in caplog.text
+"""
+CAUGHT_FROM_THE_CODE = """
+    def test_lookup_reports_the_key():
+        try:
+            lookup("missing")
+        except KeyError as err:
+            assert err.args == ("missing",)
+"""
+
+
+def test_a_try_that_raises_its_own_exception_is_the_stimulus() -> None:
+    # nothing is expected to raise: the test needs an active exception to log
+    assert lines_of(ACTIVE_EXCEPTION_AS_INPUT, "exception-handling", config=STRICT) == []
+    # the code under test raises here, and the test passes if it stops raising
+    assert lines_of(CAUGHT_FROM_THE_CODE, "exception-handling", config=DEFAULT) == [2]
+
+
+EXCEPTION_FED_TO_A_MANAGER = """
+    def test_transaction_rolls_back_on_error(db):
+        with db.transaction():
+            db.insert("row")
+            raise RuntimeError("abort")
+        assert db.count() == 0
+"""
+RAISE_AS_A_FAILURE = """
+    def test_total(cart):
+        if cart.total() != 12:
+            raise ValueError("wrong total")
+"""
+
+
+def test_a_raise_inside_a_managed_block_is_fed_to_the_manager() -> None:
+    assert lines_of(EXCEPTION_FED_TO_A_MANAGER, "exception-handling", config=STRICT) == []
+    assert lines_of(RAISE_AS_A_FAILURE, "exception-handling", config=DEFAULT) == [3]
+
+
+SKIPPING_GUARD = """
+    import pytest
+
+    def test_frame_rendering():
+        try:
+            import pandas
+        except ImportError:
+            pytest.skip("pandas is not installed")
+        assert render(pandas.DataFrame()) == ""
+"""
+SUBSTITUTE_GUARD = """
+    def test_colored_cells():
+        try:
+            import colorama
+            cell = colorama.Fore.RED + "x"
+        except ImportError:
+            cell = "\\x1b[31mx"
+        assert width(cell) == 1
+"""
+
+
+def test_an_import_guard_is_kept_when_it_hides_that_the_check_did_not_run() -> None:
+    # an explicit skip is reported by pytest: nothing is hidden
+    assert lines_of(SKIPPING_GUARD, "exception-handling", config=STRICT) == []
+    # a substitute run in the handler passes whether or not the dependency is there
+    assert lines_of(SUBSTITUTE_GUARD, "exception-handling", config=DEFAULT) == [2]
+
+
+UNREACHABLE_BRANCH = """
+    import pytest
+
+    @pytest.mark.parametrize("kind", ["int", "str"])
+    def test_default(kind):
+        if kind == "int":
+            option = Option(int)
+        elif kind == "str":
+            option = Option(str)
+        else:
+            raise NotImplementedError(kind)
+        assert option.default is None
+"""
+ERRORS_ALLOWED_IN_A_SWEEP = """
+    def test_truncated_headers_never_crash():
+        data = build_header()
+        for size in range(len(data)):
+            try:
+                parse_header(data[:size])
+            except ValueError:
+                pass
+"""
+
+
+def test_an_unreachable_branch_and_an_allowed_error_in_a_sweep_are_intended() -> None:
+    assert lines_of(UNREACHABLE_BRANCH, "exception-handling", config=DEFAULT) == []
+    assert lines_of(UNREACHABLE_BRANCH, "exception-handling", config=STRICT) == [10]
+    assert lines_of(ERRORS_ALLOWED_IN_A_SWEEP, "exception-handling", config=DEFAULT) == []
+    assert lines_of(ERRORS_ALLOWED_IN_A_SWEEP, "exception-handling", config=STRICT) == [4]
+
+
+FAIL_MARKER_AFTER_THE_CALL = """
+    def test_removed_module_is_gone():
+        try:
+            import app.legacy
+            1 / 0
+        except ImportError:
+            pass
+"""
+
+
+def test_a_division_by_zero_nobody_catches_marks_must_not_get_here() -> None:
+    # 1 / 0 is not caught by `except ImportError`: the test expects the import to fail
+    assert lines_of(FAIL_MARKER_AFTER_THE_CALL, "exception-handling", config=DEFAULT) == [2]

@@ -70,6 +70,9 @@ F_NESTED = 1  # inside a def/lambda/class nested in the test
 F_TRY = 2  # inside a try statement that has handlers
 F_EXPECT = 4  # inside `with pytest.raises(...)` / `with self.assertRaises(...)`
 F_LABEL = 8  # inside `with self.subTest(<label>):`: a failure names its case
+#: inside the block of another context manager (``with ctx.scope():``, ``with attempt:``):
+#: a raise there is fed to that manager, the stimulus of the test
+F_MANAGED = 16
 _EXPECTING = frozenset(
     {
         "raises",
@@ -301,6 +304,8 @@ class FactCollector(HelperResolver):
                             child_flags |= F_LABEL
                     if not managers.isdisjoint(_EXPECTING):
                         child_flags |= F_EXPECT  # a raise in here is the code under test
+                    elif "subTest" not in managers:
+                        child_flags |= F_MANAGED
                 elif t is ast.Match:
                     if ctrl is None:
                         child_ctrl = node
@@ -433,7 +438,7 @@ class FactCollector(HelperResolver):
             facts.assertions.append(Assertion(node, "raise", "AssertionError"))
             if ctrl is not None:
                 facts.control_hits[id(ctrl)] = ctrl
-        if not flags & (F_NESTED | F_TRY | F_EXPECT):
+        if not flags & (F_NESTED | F_TRY | F_EXPECT | F_MANAGED):
             facts.raises.append(node)
 
     # ------------------------------------------------------------------ local helpers
