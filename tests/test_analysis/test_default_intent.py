@@ -4,7 +4,7 @@ default profile keeps beside the intended look-alike it leaves out."""
 
 from __future__ import annotations
 
-from tests.test_analysis.support import DEFAULT, STRICT, lines_of
+from tests.test_analysis.support import DEFAULT, STRICT, lines_of, run_rules
 
 # --------------------------------------------------------------------------- suboptimal assert
 
@@ -259,3 +259,181 @@ FAIL_MARKER_AFTER_THE_CALL = """
 def test_a_division_by_zero_nobody_catches_marks_must_not_get_here() -> None:
     # 1 / 0 is not caught by `except ImportError`: the test expects the import to fail
     assert lines_of(FAIL_MARKER_AFTER_THE_CALL, "exception-handling", config=DEFAULT) == [2]
+
+
+# --------------------------------------------------------------------------- conditional logic
+
+SUITE_HELPER_SWEEP = """
+    import pytest
+    from . import support
+
+    class TestWidths:
+        def renderers(self):
+            for name in ("plain", "ansi"):
+                yield make_renderer(name)
+
+        def test_width_per_renderer(self):
+            for renderer in self.renderers():
+                assert renderer.width("ab") == 2
+
+        def test_width_per_backend(self):
+            for backend in support.available_backends("c", "python"):
+                assert measure("ab", backend) == 2
+
+        def test_width_of_parsed_cells(self):
+            for cell in parse_table("a|b").cells:
+                assert cell.width == 1
+"""
+
+
+def test_a_loop_over_what_the_suites_helper_yields_cannot_pass_empty() -> None:
+    # a generator of this class, a support module of the suite: not the code under test;
+    # the cells the code under test parsed may be none
+    assert lines_of(SUITE_HELPER_SWEEP, "conditional-logic", config=DEFAULT) == [18]
+    strict = [f for f in run_rules(SUITE_HELPER_SWEEP) if f.smell == "conditional-logic"]
+    # strict reports every loop, but claims "may run zero times" only for the parsed cells
+    assert [(f.line, "not at all" in f.message) for f in strict] == [
+        (10, False),
+        (14, False),
+        (18, True),
+    ]
+
+
+GUARDED_BEFORE_THE_LOOP = """
+    import pytest
+
+    def test_every_locale_formats():
+        locales = installed_locales()
+        if not locales:
+            pytest.skip("no locale installed")
+        for locale in locales:
+            assert format_number(1000, locale)
+"""
+
+
+def test_a_loop_the_test_skips_when_empty_cannot_pass_without_checking() -> None:
+    assert lines_of(GUARDED_BEFORE_THE_LOOP, "conditional-logic", config=DEFAULT) == []
+    (strict,) = [f for f in run_rules(GUARDED_BEFORE_THE_LOOP) if f.smell == "conditional-logic"]
+    assert "not at all" not in strict.message
+
+
+GENERATED_SWEEP = """
+    import itertools
+    import unittest
+    class TestShuffle(unittest.TestCase):
+        def test_every_order_sorts(self):
+            for order in itertools.permutations("abcd"):
+                self.assertEqual(my_sort(order), list("abcd"))
+        def test_roman(self):
+            for number, roman in ((1, "I"), (4, "IV"), (9, "IX")):
+                self.assertEqual(to_roman(number), roman.upper())
+"""
+
+
+def test_a_generated_sweep_is_no_table_of_cases() -> None:
+    # every permutation of four letters is a property check; written rows are cases
+    assert lines_of(GENERATED_SWEEP, "conditional-logic", config=DEFAULT) == [8]
+
+
+SETTING_SWEEP = """
+    import unittest
+    import engine
+
+    class TestMatch(unittest.TestCase):
+        def test_match_with_and_without_cache(self):
+            markup = "<p id='1'></p>"
+            for mode in (engine.CACHED, engine.UNCACHED):
+                self.assertEqual(select("p", markup, mode=mode), ["1"])
+
+        def test_match_named_by_message(self):
+            for selector in ("p", "p:first-child"):
+                self.assertEqual(select(selector, "<p/>"), ["1"], msg=selector)
+
+        def test_falsy_timeouts(self):
+            for timeout in (None, 0):
+                self.assertEqual(fetch("x", timeout=timeout).status, 200)
+"""
+
+
+def test_a_sweep_of_named_modes_or_a_case_named_by_its_message_is_intended() -> None:
+    # the mode only switches an option under the same check; msg= names the case; the
+    # timeouts are values under test, and the failure does not say which one broke
+    assert lines_of(SETTING_SWEEP, "conditional-logic", config=DEFAULT) == [15]
+
+
+PROPERTY_AND_PARAMETERS = """
+    import pytest
+    from hypothesis import given, strategies as st
+
+    @given(st.lists(st.integers()))
+    def test_sorted_is_ordered(values):
+        result = my_sort(values)
+        for a, b in zip(result, result[1:]):
+            assert a <= b
+
+    @pytest.mark.parametrize("case", CASES)
+    def test_parse(case):
+        text, kind = case
+        parsed = parse(text)
+        if kind in {Kind.INT, Kind.FLOAT}:
+            assert parsed.is_number
+
+    def test_parse_computed():
+        parsed = parse("1")
+        if parsed.kind in {Kind.INT, Kind.FLOAT}:
+            assert parsed.is_number
+"""
+
+
+def test_branches_on_drawn_data_or_on_parameters_are_not_hidden_checks() -> None:
+    # hypothesis draws many examples; `kind` is unpacked from the parameter; the last if
+    # is on what the code under test returned
+    assert lines_of(PROPERTY_AND_PARAMETERS, "conditional-logic", config=DEFAULT) == [19]
+
+
+TYPE_NARROWING = """
+    def test_retry_result():
+        for attempt in Retrying(stop=stop_after_attempt(3)):
+            with attempt:
+                outcome = attempt.outcome
+            assert outcome  # for mypy
+        assert calls() == 3
+"""
+ONE_SHOT_STUB = """
+    import pytest
+
+    def test_release_error_keeps_claim(monkeypatch):
+        failed = False
+        def fail_once(path):
+            nonlocal failed
+            if not failed:
+                failed = True
+                assert path.name == "claim"
+                raise PermissionError("busy")
+        monkeypatch.setattr(store, "unlink", fail_once)
+        with pytest.raises(PermissionError):
+            store.release()
+"""
+
+
+def test_a_type_checker_assert_and_a_stubs_branch_are_not_conditional_checks() -> None:
+    assert lines_of(TYPE_NARROWING, "conditional-logic", config=STRICT) == []
+    assert lines_of(ONE_SHOT_STUB, "conditional-logic", config=DEFAULT) == []
+    assert lines_of(ONE_SHOT_STUB, "conditional-logic", config=STRICT) == [7]
+
+
+ACCUMULATED_RESULTS = """
+    import unittest
+    class TestThreads(unittest.TestCase):
+        def test_same_pattern_everywhere(self):
+            results = []
+            run_threads(lambda: results.append(compile_pattern("p")))
+            self.assertEqual(len(results), 8)
+            for result in results:
+                self.assertIs(result, results[0])
+"""
+
+
+def test_an_empty_list_filled_later_is_no_table_of_cases() -> None:
+    # computed results whose count the test checked first
+    assert lines_of(ACCUMULATED_RESULTS, "conditional-logic", config=DEFAULT) == []

@@ -13,9 +13,10 @@ from tools.test_analysis.rules.common import (
     segment,
 )
 from tools.test_analysis.rules.facts import Assertion, TestFacts
-from tools.test_analysis.rules.fixes import register_msg_positions, unparse, with_message
+from tools.test_analysis.rules.fixes import unparse, with_message
 from tools.test_analysis.rules.kinds import SELF_DESCRIBING
 from tools.test_analysis.rules.magic import check_magic
+from tools.test_analysis.rules.messages import has_message
 from tools.test_analysis.rules.redundancy import check_duplicates, check_redundant
 from tools.test_analysis.rules.sensitive import (
     check_sensitive,
@@ -23,50 +24,6 @@ from tools.test_analysis.rules.sensitive import (
     formatting_word,
 )
 from tools.test_analysis.rules.suboptimal import check_suboptimal
-
-# Positional index of unittest's ``msg`` argument per assertion method.
-_MSG_INDEX: dict[str, int] = {}
-for _names, _index in (
-    ("assertTrue assertFalse assertIsNone assertIsNotNone failUnless failIf assert_", 1),
-    (
-        "assertEqual assertEquals assertNotEqual assertNotEquals assertIs assertIsNot assertIn "
-        "assertNotIn assertIsInstance assertNotIsInstance assertGreater assertGreaterEqual "
-        "assertLess assertLessEqual assertListEqual assertTupleEqual assertSetEqual "
-        "assertDictEqual assertMultiLineEqual assertSequenceEqual assertCountEqual assertRegex "
-        "assertNotRegex assertRegexpMatches assertNotRegexpMatches failUnlessEqual failIfEqual "
-        "assertDictContainsSubset assertItemsEqual",
-        2,
-    ),
-    (
-        "assertAlmostEqual assertNotAlmostEqual assertAlmostEquals assertNotAlmostEquals "
-        "failUnlessAlmostEqual failIfAlmostEqual",
-        3,
-    ),
-    ("fail", 0),
-):
-    for _name in _names.split():
-        _MSG_INDEX[_name] = _index
-register_msg_positions(_MSG_INDEX)
-
-_MSG_KEYWORDS = frozenset({"msg", "err_msg", "message", "reason", "fail_msg"})
-
-
-def has_message(a: Assertion) -> bool:
-    """Whether the assertion carries a failure message."""
-    node = a.node
-    if a.kind == "assert":
-        return node.msg is not None  # type: ignore[attr-defined]
-    if a.kind == "raise":
-        return type(node.exc) is ast.Call and bool(node.exc.args)  # type: ignore[attr-defined]
-    if a.kind == "framework":
-        return True  # a log/wait expectation names what it waited for
-    call: ast.Call = node  # type: ignore[assignment]
-    if any(k.arg in _MSG_KEYWORDS for k in call.keywords):
-        return True
-    if a.kind == "unittest" or (a.kind == "pytest" and a.name == "fail"):
-        index = _MSG_INDEX.get(a.name, 0 if a.kind == "pytest" else None)
-        return index is not None and len(call.args) > index
-    return False
 
 
 def counts_for_roulette(a: Assertion) -> bool:

@@ -119,6 +119,8 @@ class TestFacts:
     assertions: list[Assertion] = field(default_factory=list)
     #: Outermost if/for/while/comprehension nodes that contain an assertion, by id.
     control_hits: dict[int, ast.AST] = field(default_factory=dict)
+    #: ids of the control nodes among them that sit in a def nested in the test (a stub).
+    nested_controls: set[int] = field(default_factory=set)
     tries: list[ast.AST] = field(default_factory=list)
     raises: list[ast.Raise] = field(default_factory=list)
     prints: list[ast.Call] = field(default_factory=list)
@@ -267,6 +269,8 @@ class FactCollector(HelperResolver):
                 elif t is ast.If or t is ast.For or t is ast.While or t is ast.AsyncFor:
                     if ctrl is None:
                         child_ctrl = node
+                        if flags & F_NESTED:
+                            facts.nested_controls.add(id(node))
                     if t is not ast.If and t is not ast.While and not flags & F_NESTED:
                         for name in _target_names(node.target):  # type: ignore[attr-defined]
                             facts.bindings.setdefault(name, node.iter)  # type: ignore[attr-defined]
@@ -282,6 +286,11 @@ class FactCollector(HelperResolver):
                             # `host, port = server.address`: every name comes from the value
                             for name in _target_names(target):
                                 facts.bindings.setdefault(name, node.value)  # type: ignore[attr-defined]
+                elif t is ast.AnnAssign and not flags & F_NESTED:
+                    # `count: Final = 200`
+                    target = node.target  # type: ignore[attr-defined]
+                    if type(target) is Name and node.value is not None:  # type: ignore[attr-defined]
+                        facts.bindings.setdefault(target.id, node.value)  # type: ignore[attr-defined]
                 elif t is ast.Try or t is ast.TryStar:
                     if node.handlers:  # type: ignore[attr-defined]
                         child_flags |= F_TRY
