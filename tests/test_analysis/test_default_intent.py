@@ -437,3 +437,30 @@ ACCUMULATED_RESULTS = """
 def test_an_empty_list_filled_later_is_no_table_of_cases() -> None:
     # computed results whose count the test checked first
     assert lines_of(ACCUMULATED_RESULTS, "conditional-logic", config=DEFAULT) == []
+
+
+# --------------------------------------------------------------------------- redundant print
+
+PRINTS_FOR_A_READER = """
+    import time
+
+    def test_throughput(server):
+        print("warming up the server")
+        start = time.time()
+        replies = [server.ping() for _ in range(100)]
+        print(f"ping latency: {(time.time() - start) * 10:.2f} ms")
+        print(repr(server))
+        assert all(r == "pong" for r in replies)
+
+    def test_config_dump(tmp_path):
+        config = load_config(tmp_path / "app.toml")
+        print(config)
+        assert config.name == "app"
+"""
+
+
+def test_a_bare_value_print_is_a_leftover_and_text_for_a_reader_is_not() -> None:
+    # a banner, a labelled measurement and a repr smoke check are written for a reader;
+    # print(config) is the debugging leftover
+    assert lines_of(PRINTS_FOR_A_READER, "redundant-print", config=DEFAULT) == [13]
+    assert lines_of(PRINTS_FOR_A_READER, "redundant-print", config=STRICT) == [4, 7, 8, 13]

@@ -227,8 +227,10 @@ def check_body_rules(em: Emitter, facts: TestFacts) -> tuple[bool, bool]:
     # the test fails; it is noise only in a test that checks nothing else
     # default: a print left in a test that asserts is a leftover debugging aid when printing
     # is rare in the file (pyparsing prints diagnostics in every test by design), the print
-    # is on the test's main path (not a diagnostic in an `if`/`except` before failing) and
-    # goes to the console (not `print(..., file=buf)`, which is code under test)
+    # is on the test's main path (not a diagnostic in an `if`/`except` before failing), goes
+    # to the console (not `print(..., file=buf)`, which is code under test) and prints a bare
+    # value (`print(resp.text)`), not text written for a reader (a banner, a progress line,
+    # a labelled value) or a repr whose printing is the check that it does not raise
     # Only a test that prints asks: the file's print share walks every test of the file.
     report_prints = bool(facts.prints) and (
         not facts.assertions
@@ -240,7 +242,11 @@ def check_body_rules(em: Emitter, facts: TestFacts) -> tuple[bool, bool]:
             if (
                 not em.rc.strict
                 and facts.assertions
-                and (id(call) in branched or any(k.arg == "file" for k in call.keywords))
+                and (
+                    id(call) in branched
+                    or any(k.arg == "file" for k in call.keywords)
+                    or _written_for_a_reader(call)
+                )
             ):
                 continue
             em.emit_node(
@@ -338,6 +344,29 @@ def _mentions(lines: list[str], node: ast.AST, word: str) -> bool:
     first: int = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", ())])  # type: ignore[attr-defined]
     last: int = node.end_lineno or first  # type: ignore[attr-defined]
     return any(word in line for line in lines[first - 1 : last])
+
+
+def _written_for_a_reader(call: ast.Call) -> bool:
+    """A print meant as output: it starts with text (a banner, a progress line, a labelled
+    value: ``print("latency", dur)``, ``f"order: {keys}"``, ``"x = %r" % x``), or prints a
+    repr as a check that the repr does not raise. A bare ``print(result)`` is a leftover."""
+    if not call.args:
+        return False
+    first = call.args[0]
+    if type(first) is ast.BinOp and type(first.op) is ast.Mod:
+        first = first.left
+    if type(first) is ast.Constant and isinstance(first.value, str):
+        return any(c.isalpha() for c in first.value)
+    if type(first) is ast.JoinedStr:
+        return any(
+            type(v) is ast.Constant and any(c.isalpha() for c in str(v.value)) for v in first.values
+        )
+    return (
+        type(first) is ast.Call
+        and type(first.func) is ast.Name
+        and first.func.id in ("repr", "str")
+        and len(call.args) == 1
+    )
 
 
 def _branch_calls(node: ast.AST) -> set[int]:
