@@ -464,3 +464,30 @@ def test_a_bare_value_print_is_a_leftover_and_text_for_a_reader_is_not() -> None
     # print(config) is the debugging leftover
     assert lines_of(PRINTS_FOR_A_READER, "redundant-print", config=DEFAULT) == [13]
     assert lines_of(PRINTS_FOR_A_READER, "redundant-print", config=STRICT) == [4, 7, 8, 13]
+
+
+# --------------------------------------------------------------------------- sleepy test
+
+WAITS = """
+    import time
+
+    HEARTBEAT = 0.05
+
+    def test_lease_stays_healthy(lease):
+        deadline = time.monotonic() + 5
+        while not lease.acquired():
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        time.sleep(HEARTBEAT * 3)
+        # let the worker thread queue its next job before cancelling
+        time.sleep(0.05)
+        time.sleep(0.5)
+        assert lease.compromise is None
+"""
+
+
+def test_a_poll_interval_a_period_count_or_a_documented_wait_is_no_fixed_sleep() -> None:
+    # the poll interval is no fixed wait at all; three heartbeats are the premise of the
+    # check; a comment above says why; the bare half second waits for nobody knows what
+    assert lines_of(WAITS, "sleepy-test", config=DEFAULT) == [13]
+    assert lines_of(WAITS, "sleepy-test", config=STRICT) == [10, 12, 13]

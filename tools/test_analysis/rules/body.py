@@ -260,8 +260,11 @@ def check_body_rules(em: Emitter, facts: TestFacts) -> tuple[bool, bool]:
                     "print_example": style["print"].format(test=test.name),
                 },
             )
-    for call, module in facts.sleeps:
-        _sleepy(em, call, module, test)
+    if facts.sleeps:
+        polls = _polling_sleeps(node)
+        for call, module in facts.sleeps:
+            if id(call) not in polls:  # a poll interval in a wait loop is no fixed wait
+                _sleepy(em, call, module, test)
     statements = facts.statements
     if not em.rc.strict:
         statements -= facts.nested_statements
@@ -395,12 +398,48 @@ def _sleepy(em: Emitter, call: ast.Call, module: str, test: TestFunction) -> Non
             return
     if _has_comment(em.parsed, call):
         return
+    if not em.rc.strict and (_explained_above(em.parsed, call) or _periods(call)):
+        # default: a comment block on the lines above says why, or the wait is counted in
+        # the code's own periods (`HEARTBEAT * 3`): time passing is the premise
+        return
     em.emit_node(
         "sleepy-test",
         call,
         f"{test.name} sleeps for a fixed time, which is slow and still flaky.",
         context={"call": segment(em.parsed, call, 60), "test": test.name},
     )
+
+
+def _polling_sleeps(node: ast.AST) -> set[int]:
+    """ids of the sleep calls in the body of a ``while`` loop of the test: the interval of a
+    poll on a condition (``while not ready(): sleep(0.01)``), not a fixed wait."""
+    out: set[int] = set()
+    for n in walk(node):
+        if type(n) is ast.While:
+            out.update(
+                id(c)
+                for s in n.body
+                for c in walk(s)
+                if type(c) is ast.Call and dotted_name(c.func).rsplit(".", 1)[-1] == "sleep"
+            )
+    return out
+
+
+def _periods(call: ast.Call) -> bool:
+    """``sleep(HEARTBEAT * 3)``, ``sleep(stale * 2)``: a count of the code's own periods."""
+    delay = call.args[0] if call.args else None
+    if type(delay) is not ast.BinOp or type(delay.op) is not ast.Mult:
+        return False
+    sides = (delay.left, delay.right)
+    return any(type(x) is ast.Constant for x in sides) and any(
+        type(x) in (ast.Name, ast.Attribute) for x in sides
+    )
+
+
+def _explained_above(parsed: ParsedFile, node: ast.AST) -> bool:
+    """The line above the call is a comment (the wait's reason, written on its own line)."""
+    line: int = node.lineno  # type: ignore[attr-defined]
+    return parsed.line_text(line - 1).lstrip().startswith("#")
 
 
 def _has_comment(parsed: ParsedFile, node: ast.AST) -> bool:
