@@ -491,3 +491,34 @@ def test_a_poll_interval_a_period_count_or_a_documented_wait_is_no_fixed_sleep()
     # check; a comment above says why; the bare half second waits for nobody knows what
     assert lines_of(WAITS, "sleepy-test", config=DEFAULT) == [13]
     assert lines_of(WAITS, "sleepy-test", config=STRICT) == [10, 12, 13]
+
+
+# --------------------------------------------------------------------------- verbose test
+
+
+def _scenario_with_stubs_and_error_handling() -> str:
+    stubs = "\n".join(
+        f"    def stub_{i}(*args):\n"
+        f"        if args:\n"
+        f"            raise OSError({i})\n"
+        f"        return None"
+        for i in range(3)
+    )
+    steps = "\n".join(
+        f"    try:\n        lock.step_{i}()\n    except OSError:\n        errors.append({i})"
+        for i in range(7)
+    )
+    return (
+        "def test_cleanup_errors_are_collected(lock):\n"
+        "    errors = []\n"
+        f"{stubs}\n{steps}\n"
+        "    assert errors == [0, 1, 2, 3, 4, 5, 6]\n"
+    )
+
+
+def test_length_from_stubs_and_error_handling_is_one_scenario() -> None:
+    source = _scenario_with_stubs_and_error_handling()
+    # over the limit, with branches in its stubs and a try per step: one behaviour told at
+    # length, not several paths of the test's own flow
+    assert lines_of(source, "verbose-test", config=STRICT) == [1]
+    assert lines_of(source, "verbose-test", config=DEFAULT) == []
