@@ -522,3 +522,41 @@ def test_length_from_stubs_and_error_handling_is_one_scenario() -> None:
     # length, not several paths of the test's own flow
     assert lines_of(source, "verbose-test", config=STRICT) == [1]
     assert lines_of(source, "verbose-test", config=DEFAULT) == []
+
+
+# --------------------------------------------------------------------------- magic number
+
+NUMBERS_THAT_SAY_WHAT_THEY_ARE = """
+    import os
+    import unittest
+
+    ONE_HOUR = 3600
+
+    class TestFiles(unittest.TestCase):
+        def test_mode(self):
+            path = make_private_dir()
+            self.assertEqual(os.stat(path).st_mode & 0o777, 0o700)
+
+        def test_offset(self):
+            self.assertEqual(zone.utcoffset(None).total_seconds(), -5 * ONE_HOUR)
+
+        def test_grace(self):
+            waited = open_with_retry("x")
+            self.assertGreaterEqual(waited, GRACE - 0.05)
+
+        def test_multinomial(self):
+            # M(11; 5, 2, 1, 1, 2) = 83160
+            self.assertEqual(multinomial(5, 2, 1, 1, 2), 83160)
+
+        def test_exponent(self):
+            self.assertEqual(parse_float("45.8e-2"), 45.8e-2)
+
+        def test_summary_length(self):
+            self.assertEqual(len(summarize(DATA)), 113)
+"""
+
+
+def test_numbers_written_in_base_counted_in_units_or_stated_are_explained() -> None:
+    # an octal mode, five hours, a tolerance off a named bound, a value the comment states
+    # and one the parsed input spells out; 113 is explained by nothing
+    assert lines_of(NUMBERS_THAT_SAY_WHAT_THEY_ARE, "magic-number", config=DEFAULT) == [26]
