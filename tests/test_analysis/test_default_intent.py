@@ -560,3 +560,97 @@ def test_numbers_written_in_base_counted_in_units_or_stated_are_explained() -> N
     # an octal mode, five hours, a tolerance off a named bound, a value the comment states
     # and one the parsed input spells out; 113 is explained by nothing
     assert lines_of(NUMBERS_THAT_SAY_WHAT_THEY_ARE, "magic-number", config=DEFAULT) == [26]
+
+
+# --------------------------------------------------------------------------- worth fixing
+
+SKIPPED_FOR_A_FAILURE = """
+    import pytest
+    import unittest
+
+    class TestCalendar(unittest.TestCase):
+        @unittest.skip("leap seconds: known bug in the parser")
+        def test_leap_second(self):
+            self.assertEqual(parse("23:59:60").second, 60)
+
+        @unittest.skip("disabled until the v2 field names ship")
+        def test_renamed_fields(self):
+            self.assertEqual(fields(Event), ["start", "end"])
+"""
+
+
+def test_a_skip_whose_reason_names_a_failure_is_kept_as_xfail_material() -> None:
+    # a known bug: xfail would run it and report the fix; a decision stays a decision
+    found = [f for f in run_rules(SKIPPED_FOR_A_FAILURE, config=DEFAULT)]
+    assert [(f.line, f.smell) for f in found if f.smell == "ignored-test"] == [(5, "ignored-test")]
+    assert "xfail" in found[0].context["advice"]
+
+
+SAME_BUILTIN_TWICE = """
+    def test_ascii_fold():
+        folded = fold("Ünïcödé")
+        assert len(folded) == len(folded)
+        assert folded == folded
+"""
+
+
+def test_a_builtins_result_compared_with_itself_always_passes() -> None:
+    # len() of the same value twice is an int compared with itself; `x == x` on the value
+    # itself may be a test of its __eq__
+    assert lines_of(SAME_BUILTIN_TWICE, "redundant-assertion", config=DEFAULT) == [3]
+
+
+ZIP_OF_A_RESULT = """
+    CASES = [[1, 2], [3], []]
+
+    def test_reverse_matches_list():
+        for items in CASES:
+            expected = list(reversed(items))
+            for want, got in zip(expected, my_reversed(items)):
+                assert want == got
+        total = sum(len(c) for c in CASES)
+        assert total == 3
+
+    def test_reverse_lengths():
+        for items in CASES:
+            result = list(my_reversed(items))
+            assert len(result) == len(items)
+            for want, got in zip(reversed(items), result):
+                assert want == got
+"""
+
+
+def test_a_zip_with_a_computed_side_stops_at_the_shorter_one() -> None:
+    # a short or empty result passes the first test; the second checks the length first
+    assert lines_of(ZIP_OF_A_RESULT, "conditional-logic", config=DEFAULT) == [4]
+
+
+ROUND_TRIP_DROPPED = """
+    def test_nested_union_round_trip():
+        converter = make_converter()
+        data = converter.to_dict(Order(lines=[Line(sku="a")]))
+        converter.from_dict(data, Order)
+
+    def test_extra_keys_are_accepted():
+        converter = make_converter()
+        converter.from_dict({"lines": [], "note": "x"}, Order)
+"""
+
+
+def test_a_round_trip_whose_result_is_dropped_has_lost_its_assertion() -> None:
+    # the second is a smoke test: accepting the input is the behaviour
+    assert lines_of(ROUND_TRIP_DROPPED, "unknown-test", config=DEFAULT) == [1]
+
+
+HANDLER_MARKS_THAT_IT_RAN = """
+    def test_prompt_abort(capsys):
+        try:
+            ask("Password")
+        except Aborted:
+            say("interrupted")
+        assert capsys.readouterr().out == "interrupted\\n"
+"""
+
+
+def test_a_handler_that_only_marks_it_ran_expects_the_exception() -> None:
+    assert lines_of(HANDLER_MARKS_THAT_IT_RAN, "exception-handling", config=DEFAULT) == [2]

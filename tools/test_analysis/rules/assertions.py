@@ -9,6 +9,7 @@ import re
 from tools.test_analysis.parsing import TestFunction
 from tools.test_analysis.rules.common import (
     Emitter,
+    dotted_name,
     join_names,
     segment,
 )
@@ -82,7 +83,8 @@ def check_unknown_test(em: Emitter, facts: TestFacts, teardown_asserts: bool = F
     test = facts.test
     unread = sorted(n for n in facts.assigned - facts.loaded if not n.startswith("_"))
     changed = unobserved_change(test.node)
-    if not em.rc.strict and not unread and changed is None:
+    dropped = discarded_round_trip(test.node) if not unread and changed is None else None
+    if not em.rc.strict and not unread and changed is None and dropped is None:
         # default: a test that only calls (``Option(default=x)``, ``import mod``, ``hash(t)``,
         # ``validator.validate(x)``) checks that nothing raises, on purpose in mature suites;
         # one that computes a value and never reads it, or ends by changing an object it
@@ -92,6 +94,8 @@ def check_unknown_test(em: Emitter, facts: TestFacts, teardown_asserts: bool = F
     computed = f" (it computes {join_names(unread, 3)} but never checks it)" if unread else ""
     if changed is not None and not unread:
         computed = f" (it ends by calling {changed} and never checks what that did)"
+    if dropped is not None:
+        computed = f" (it ends by discarding what {dropped} returned)"
     em.emit(
         "unknown-test",
         test.line,
@@ -133,6 +137,42 @@ def unobserved_change(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str | Non
         for s in body[:-1]
     )
     return f"{target}.{method}()" if built else None
+
+
+def _inverse(first: str, second: str) -> bool:
+    """``unstructure``/``structure``, ``dumps``/``loads``, ``encode``/``decode``,
+    ``to_json``/``from_json``, ``serialize``/``deserialize``: one undoes the other."""
+    a, b = first.lower(), second.lower()
+    pairs = (("dump", "load"), ("encode", "decode"), ("to_", "from_"), ("pack", "unpack"))
+    for x, y in pairs:
+        if a.startswith(x) and b.startswith(y) and a[len(x) :] == b[len(y) :]:
+            return True
+    return a in ("un" + b, "de" + b) or b in ("un" + a, "de" + a)
+
+
+def discarded_round_trip(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
+    """``name()`` when the test ends by calling ``name`` on what the inverse call returned
+    (``data = c.unstructure(x)`` ... ``c.structure(data, T)``) and drops the result: a round
+    trip whose outcome is never compared. None otherwise."""
+    body = [s for s in node.body if not (type(s) is ast.Expr and type(s.value) is ast.Constant)]
+    if not body or type(body[-1]) is not ast.Expr:
+        return None
+    call = body[-1].value
+    if type(call) is ast.Await:
+        call = call.value
+    if type(call) is not ast.Call:
+        return None
+    name = dotted_name(call.func).rsplit(".", 1)[-1]
+    made: dict[str, str] = {}
+    for s in body[:-1]:
+        if type(s) is ast.Assign and type(s.value) is ast.Call:
+            for t in s.targets:
+                if type(t) is ast.Name:
+                    made[t.id] = dotted_name(s.value.func).rsplit(".", 1)[-1]
+    for arg in call.args:
+        if type(arg) is ast.Name and _inverse(made.get(arg.id, ""), name):
+            return f"{name}()"
+    return None
 
 
 _NO_RAISE = re.compile(

@@ -4,6 +4,7 @@ guest, obscure set-up, redundant print, sleepy test, verbose test."""
 from __future__ import annotations
 
 import ast
+import re
 
 from tools.test_analysis.parsing import ParsedFile, ParsedTree, TestFunction
 from tools.test_analysis.rules.common import Emitter, dotted_name, join_names, segment, walk
@@ -122,8 +123,29 @@ def check_ignored_decorators(
         # a skip mark applied inside `if is_pypy:` is conditional too
         conditional_skip = marker_conditional or conditional
         unconditional = unconditional or not conditional_skip
-        if has_reason and (conditional_skip or not (em.rc.strict or placeholder)):
+        fails = not conditional_skip and has_reason and _admits_failure(dec)
+        if has_reason and (conditional_skip or not (em.rc.strict or placeholder or fails)):
             continue  # default: a skip that says why is a decision, not an oversight
+        if fails:
+            # "Known failure", "not implemented yet": the test is parked on a defect; an
+            # xfail runs it and reports the day it passes, a skip hides it for good
+            em.emit(
+                "ignored-test",
+                dec.lineno,
+                dec.end_lineno,
+                f"{subject} is skipped by {text} for a failure its reason names, so it never "
+                "reports when the failure is fixed.",
+                confidence=0.8,
+                context={
+                    "test": subject,
+                    "marker": text,
+                    "advice": "mark it as an expected failure (xfail / expectedFailure) so "
+                    "it runs and reports when it starts passing",
+                    "skip_example": '@pytest.mark.xfail(reason="known failure: issue #123", '
+                    "strict=True)\ndef test_upload():\n    ...",
+                },
+            )
+            continue
         if conditional_skip:
             message = f"{text} on {subject} gives no reason, so nobody knows when it may run."
         elif has_reason:
@@ -139,6 +161,25 @@ def check_ignored_decorators(
             context={"test": subject, "marker": text, **skip_advice(conditional_skip, has_reason)},
         )
     return unconditional
+
+
+#: Words of a skip reason that says the test fails (a defect, not a decision).
+_FAILURE_REASON = re.compile(
+    r"\b(?:fail(?:s|ed|ing|ure)?|bug(?:gy|s)?|broken|not (?:yet |currently )?implemented|"
+    r"known issue|incorrect(?:ly)?|wrong(?:ly)?|regression|todo|fixme)\b",
+    re.IGNORECASE,
+)
+
+
+def _admits_failure(dec: ast.expr) -> bool:
+    """The skip's reason says the test fails (``@unittest.skip("Known failure")``)."""
+    if type(dec) is not ast.Call:
+        return False
+    texts = [*dec.args, *(k.value for k in dec.keywords if k.arg in ("reason", "msg"))]
+    return any(
+        type(t) is ast.Constant and isinstance(t.value, str) and _FAILURE_REASON.search(t.value)
+        for t in texts
+    )
 
 
 def check_body_rules(em: Emitter, facts: TestFacts) -> tuple[bool, bool]:

@@ -278,6 +278,40 @@ def _produces_cases(func: ast.AST | None) -> bool:
     return False
 
 
+def _short_zip(
+    loop: ast.For | ast.AsyncFor, facts: TestFacts, em: Emitter
+) -> ast.For | ast.AsyncFor | None:
+    """A loop nested in ``loop`` over ``zip(...)`` of something the code under test computed
+    (not strict, no length checked by an assertion), holding an assertion."""
+    for n in ast.walk(loop):
+        if n is loop or type(n) not in (ast.For, ast.AsyncFor):
+            continue
+        inner: ast.For = n  # type: ignore[assignment]
+        it = inner.iter
+        if not (type(it) is ast.Call and dotted_name(it.func) == "zip" and len(it.args) >= 2):
+            continue
+        if any(k.arg == "strict" for k in it.keywords):
+            continue
+        computed = [
+            a
+            for a in it.args
+            if not _literal_table(a, facts, em) and not _suite_helper(a, facts, em)
+        ]
+        if not computed or not any(_inside(a.node, inner) for a in facts.assertions):
+            continue
+        # a length check in the same pass of the outer loop (its names are per pass)
+        checked = {
+            ast.dump(x)
+            for a in facts.assertions
+            if _inside(a.node, loop) and not _inside(a.node, inner)
+            for x in ast.walk(a.node)
+        }
+        if any(ast.dump(a) in checked for a in it.args):
+            continue
+        return inner
+    return None
+
+
 def _names_the_case(loop: ast.For | ast.AsyncFor, facts: TestFacts) -> bool:
     """Every assertion in the loop passes a message built from the loop's variables
     (``assertEqual(f(x), y, msg=x)``): the failure names its case."""
@@ -372,6 +406,27 @@ def check_conditional_logic(em: Emitter, facts: TestFacts) -> None:
             # checks for emptiness first cannot pass by running zero times
             helper = not literal and _suite_helper(loop.iter, facts, em)
             guarded = not literal and not helper and _size_checked(loop, facts)
+            short = None if strict else _short_zip(loop, facts, em)
+            if short is not None:
+                # default: whatever the outer loop walks, `zip(expected, computed)` inside
+                # it stops at the shorter side: a short or empty result passes
+                em.emit_node(
+                    "conditional-logic",
+                    ctrl,
+                    f"An assertion inside a loop over {segment(em.parsed, short.iter, 50)} "
+                    "runs only as long as the shorter side, so a short or empty result "
+                    "passes without checking the rest.",
+                    confidence=confidence,
+                    context={
+                        "construct": construct,
+                        "test": test.name,
+                        "assertion": assertion,
+                        "advice": "compare the whole collections, or zip(..., strict=True), "
+                        "so a short result fails",
+                        "code": _collection_example(short, unittest),
+                    },
+                )
+                continue
             if not strict and (helper or guarded):
                 continue  # default: a sweep over the suite's variants, or a checked result
             if not strict and literal and _generated(loop.iter, facts):

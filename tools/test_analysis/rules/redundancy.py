@@ -268,6 +268,20 @@ def _builtin_value(node: ast.expr) -> bool:
     )
 
 
+#: Builtins whose result is a plain int, bool or type whatever their argument.
+_PLAIN_RESULT = frozenset({"len", "type", "id", "isinstance", "issubclass", "hasattr", "callable"})
+
+
+def _builtin_result(node: ast.expr) -> bool:
+    """``len(x)``, ``type(x)``: a builtin whose result compares with itself by value."""
+    return (
+        type(node) is ast.Call
+        and type(node.func) is ast.Name
+        and node.func.id in _PLAIN_RESULT
+        and not node.keywords
+    )
+
+
 def _compare_fixed(em: Emitter, left: ast.expr, right: ast.expr, op: type) -> str | None:
     left_lit, _ = literal_value(left)
     right_lit, _ = literal_value(right)
@@ -285,6 +299,9 @@ def _compare_fixed(em: Emitter, left: ast.expr, right: ast.expr, op: type) -> st
         return "checks that a name is itself and always passes"
     if _builtin_value(left):
         return "compares a builtin value with itself and always passes"
+    if _builtin_result(left):
+        # `len(b) == len(b)`: an int compared with itself; no __eq__ of the test's is run
+        return "compares a builtin's result with itself and always passes"
     if em.rc.strict:
         # `x == x` / `x <= x` on a user object runs its __eq__ / ordering: not fixed.
         return "compares an expression with itself"
