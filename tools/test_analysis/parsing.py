@@ -418,10 +418,11 @@ _SUPPORT_MODULES = frozenset(
 
 def _suite_module(module: str, level: int, names: list[str]) -> bool:
     """An import of the test suite's own support code: from a ``tests`` package, from a
-    sibling module (``from . import x``), or of a support module further up (``from ..
-    import util``; ``from ..core import x`` may be the code under test)."""
-    if module.split(".", 1)[0] in _SUITE_PACKAGES:
-        return True
+    support module beside the tests (``from common import x``), from a sibling module
+    (``from . import x``), or of a support module further up (``from .. import util``;
+    ``from ..core import x`` may be the code under test)."""
+    if module.split(".", 1)[0] in _SUITE_PACKAGES or (level == 0 and module in _SUPPORT_MODULES):
+        return True  # `from tests.util import x`, `from common import x` (a sibling on sys.path)
     if level == 1:
         return True
     if level > 1:

@@ -23,6 +23,7 @@ from tools.test_analysis.rules.sensitive import (
     check_sensitive,
     formatting_is_subject,
     formatting_word,
+    own_inputs,
 )
 from tools.test_analysis.rules.suboptimal import check_suboptimal
 
@@ -62,6 +63,7 @@ def check_assertion_rules(em: Emitter, facts: TestFacts) -> None:
         and not (not em.rc.strict and test.cls is not None and formatting_word(test.cls.name))
     )
     suboptimal = em.on("suboptimal-assert")
+    inputs = own_inputs(facts) if sensitive else set()
     for a in assertions:
         if a.kind in ("local", "raise", "framework"):
             continue
@@ -70,7 +72,7 @@ def check_assertion_rules(em: Emitter, facts: TestFacts) -> None:
         if magic and a.kind != "pytest" and not a.guard:
             check_magic(em, a, facts)
         if sensitive:
-            check_sensitive(em, a)
+            check_sensitive(em, a, inputs)
         if suboptimal and (a.kind == "unittest" or a.kind == "assert"):
             check_suboptimal(em, a, facts)
 
@@ -81,6 +83,8 @@ def check_unknown_test(em: Emitter, facts: TestFacts, teardown_asserts: bool = F
     if facts.assertions or teardown_asserts:
         return
     test = facts.test
+    if _asserts_by_hand(test.node):
+        return  # `try: ... except E: pass else: raise Exception`: a hand-made assertion
     unread = sorted(n for n in facts.assigned - facts.loaded if not n.startswith("_"))
     changed = unobserved_change(test.node)
     dropped = discarded_round_trip(test.node) if not unread and changed is None else None
@@ -137,6 +141,15 @@ def unobserved_change(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str | Non
         for s in body[:-1]
     )
     return f"{target}.{method}()" if built else None
+
+
+def _asserts_by_hand(node: ast.AST) -> bool:
+    """A try whose ``else`` raises: the test fails unless the block raised."""
+    for n in ast.walk(node):
+        if type(n) in (ast.Try, ast.TryStar) and n.handlers and n.orelse:  # type: ignore[attr-defined]
+            if type(n.orelse[-1]) is ast.Raise:  # type: ignore[attr-defined]
+                return True
+    return False
 
 
 def _inverse(first: str, second: str) -> bool:

@@ -403,6 +403,10 @@ class FactCollector(HelperResolver):
             return "framework"  # warnings.simplefilter("error"): any warning fails the test
         if self.infer and self._is_local_helper(name, receiver, tf, facts.test.cls):
             return "local"
+        if tf is ast.Name and self.suite_check(name):
+            return "helper"
+        if name == "benchmark" and self.infer and self._runs_a_check(node, facts):
+            return "local"  # pytest-benchmark runs the asserting method it is given
         if tf is ast.Name and (name == "print" or name == "pprint"):
             if not flags & F_NESTED:  # a print in a nested def is code under test
                 facts.prints.append(node)
@@ -449,6 +453,24 @@ class FactCollector(HelperResolver):
                 facts.control_hits[id(ctrl)] = ctrl
         if not flags & (F_NESTED | F_TRY | F_EXPECT | F_MANAGED):
             facts.raises.append(node)
+
+    def _runs_a_check(self, node: ast.Call, facts: TestFacts) -> bool:
+        """``benchmark(self._check, ...)``: the first argument is a helper that asserts."""
+        if not node.args:
+            return False
+        target = node.args[0]
+        cls = facts.test.cls
+        func: ast.AST | None = None
+        if type(target) is ast.Name:
+            func = self.syntax.functions.get(target.id)
+        elif (
+            type(target) is ast.Attribute
+            and type(target.value) is ast.Name
+            and target.value.id == "self"
+            and cls is not None
+        ):
+            func = self.method(cls, target.attr)
+        return func is not None and self.function_asserts(func, cls)
 
     # ------------------------------------------------------------------ local helpers
 
