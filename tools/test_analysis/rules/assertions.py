@@ -23,7 +23,6 @@ from tools.test_analysis.rules.sensitive import (
     check_sensitive,
     formatting_is_subject,
     formatting_word,
-    own_inputs,
 )
 from tools.test_analysis.rules.suboptimal import check_suboptimal
 
@@ -63,7 +62,6 @@ def check_assertion_rules(em: Emitter, facts: TestFacts) -> None:
         and not (not em.rc.strict and test.cls is not None and formatting_word(test.cls.name))
     )
     suboptimal = em.on("suboptimal-assert")
-    inputs = own_inputs(facts) if sensitive else set()
     for a in assertions:
         if a.kind in ("local", "raise", "framework"):
             continue
@@ -72,7 +70,7 @@ def check_assertion_rules(em: Emitter, facts: TestFacts) -> None:
         if magic and a.kind != "pytest" and not a.guard:
             check_magic(em, a, facts)
         if sensitive:
-            check_sensitive(em, a, inputs)
+            check_sensitive(em, a, facts)
         if suboptimal and (a.kind == "unittest" or a.kind == "assert"):
             check_suboptimal(em, a, facts)
 

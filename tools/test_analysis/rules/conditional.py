@@ -26,7 +26,7 @@ from __future__ import annotations
 import ast
 import re
 
-from tools.test_analysis.rules.common import Emitter, dotted_name, segment
+from tools.test_analysis.rules.common import Emitter, dotted_name, segment, walk
 from tools.test_analysis.rules.facts import TestFacts
 from tools.test_analysis.rules.fixes import unparse
 from tools.test_analysis.rules.helpers import decorator_name
@@ -627,7 +627,7 @@ def _size_checked(loop: ast.For | ast.AsyncFor, facts: TestFacts) -> bool:
         for n in ast.walk(a.node):
             if isinstance(n, ast.expr) and n is not iterable and ast.dump(n) == text:
                 return True
-    for stmt in ast.walk(facts.test.node):
+    for stmt in walk(facts.test.node):
         if (
             type(stmt) is ast.If
             and stmt.lineno < loop.lineno

@@ -154,6 +154,8 @@ class TestFacts:
     #: Local name -> the expression assigned to it (first assignment; mystery-guest follows
     #: a URL or path back to where it came from).
     bindings: dict[str, ast.expr] = field(default_factory=dict)
+    #: The test's own input names (sensitive-equality; computed on demand).
+    inputs: set[str] | None = None
 
 
 class FactCollector(HelperResolver):

@@ -14,7 +14,7 @@ from __future__ import annotations
 import ast
 import re
 
-from tools.test_analysis.rules.common import Emitter, literal_value, segment
+from tools.test_analysis.rules.common import Emitter, literal_value, segment, walk
 from tools.test_analysis.rules.facts import Assertion, TestFacts
 from tools.test_analysis.rules.fixes import unparse
 from tools.test_analysis.rules.kinds import EQUALITY_CALLS
@@ -94,9 +94,7 @@ def _is_exception_text(subject: ast.AST) -> bool:
     )
 
 
-def false_premise(
-    operand: ast.expr, other: ast.expr | None, inputs: frozenset[str] | set[str]
-) -> bool:
+def false_premise(operand: ast.expr, other: ast.expr | None, facts: TestFacts) -> bool:
     """Both profiles: the text is no formatting accident. An exception's or a warning's
     message is the behaviour of error reporting; with two held objects stringified
     (``str(after) == str(before)`` across a round trip) a formatting change shows on both
@@ -115,7 +113,7 @@ def false_premise(
         if (_held(subject) and _held(theirs)) or _is_exception_text(theirs):
             return True
     ok, _ = literal_value(subject)
-    return ok or (type(subject) is ast.Name and subject.id in inputs)
+    return ok or (type(subject) is ast.Name and subject.id in own_inputs(facts))
 
 
 def _held(node: ast.AST) -> bool:
@@ -126,15 +124,19 @@ def _held(node: ast.AST) -> bool:
 
 
 def own_inputs(facts: TestFacts) -> set[str]:
-    """The test's parameters, its loop variables and the names it binds to literals."""
+    """The test's parameters, its loop variables and the names it binds to literals
+    (computed once per test, on first use)."""
+    if facts.inputs is not None:
+        return facts.inputs
     func = facts.test.node
     names = {a.arg for a in func.args.args + func.args.kwonlyargs} - {"self"}
-    for n in ast.walk(func):
+    for n in walk(func):
         if type(n) in (ast.For, ast.AsyncFor, ast.comprehension):
             names.update(x.id for x in ast.walk(n.target) if type(x) is ast.Name)  # type: ignore[attr-defined]
     for name, value in facts.bindings.items():
         if literal_value(value)[0]:
             names.add(name)
+    facts.inputs = names
     return names
 
 
@@ -157,9 +159,8 @@ def _shortcut(operand: ast.expr, other: ast.expr | None) -> bool:
     return False
 
 
-def check_sensitive(em: Emitter, a: Assertion, inputs: set[str]) -> None:
-    """Report ``a`` when it compares str()/repr() text (see the module docstring);
-    ``inputs`` are the test's own input names (:func:`own_inputs`)."""
+def check_sensitive(em: Emitter, a: Assertion, facts: TestFacts) -> None:
+    """Report ``a`` when it compares str()/repr() text (see the module docstring)."""
     operands: list[ast.expr] = []
     if a.kind == "assert":
         test = a.node.test  # type: ignore[attr-defined]
@@ -176,7 +177,7 @@ def check_sensitive(em: Emitter, a: Assertion, inputs: set[str]) -> None:
         if func is None:
             continue
         other = operands[1 - i] if len(operands) == 2 else None
-        if false_premise(operand, other, inputs):
+        if false_premise(operand, other, facts):
             continue
         if not em.rc.strict and not _shortcut(operand, other):
             continue
