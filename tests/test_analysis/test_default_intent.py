@@ -654,3 +654,16 @@ HANDLER_MARKS_THAT_IT_RAN = """
 
 def test_a_handler_that_only_marks_it_ran_expects_the_exception() -> None:
     assert lines_of(HANDLER_MARKS_THAT_IT_RAN, "exception-handling", config=DEFAULT) == [2]
+
+
+SMOKE_ROUND_TRIP = """
+    def test_pickles():
+        inst = make()
+        # exact values are no concern as long as neither direction raises
+        data = pickle.dumps(inst)
+        pickle.loads(data)
+"""
+
+
+def test_a_round_trip_declared_as_a_smoke_test_is_intended() -> None:
+    assert lines_of(SMOKE_ROUND_TRIP, "unknown-test", config=DEFAULT) == []

@@ -85,7 +85,11 @@ def check_unknown_test(em: Emitter, facts: TestFacts, teardown_asserts: bool = F
         return  # `try: ... except E: pass else: raise Exception`: a hand-made assertion
     unread = sorted(n for n in facts.assigned - facts.loaded if not n.startswith("_"))
     changed = unobserved_change(test.node)
-    dropped = discarded_round_trip(test.node) if not unread and changed is None else None
+    dropped = (
+        discarded_round_trip(test.node)
+        if not unread and changed is None and (em.rc.strict or not _says_raises(em, test))
+        else None
+    )  # default: "neither direction raises" (a comment) is a smoke test by design
     if not em.rc.strict and not unread and changed is None and dropped is None:
         # default: a test that only calls (``Option(default=x)``, ``import mod``, ``hash(t)``,
         # ``validator.validate(x)``) checks that nothing raises, on purpose in mature suites;
@@ -200,6 +204,23 @@ def _imports_only(test: TestFunction) -> bool:
         s for s in test.node.body if not (type(s) is ast.Expr and type(s.value) is ast.Constant)
     ]
     return bool(body) and all(type(s) in (ast.Import, ast.ImportFrom) for s in body)
+
+
+_RAISES = re.compile(r"\b(?:raise[sd]?|raising|exceptions?|crash(?:es)?)\b", re.IGNORECASE)
+
+
+def _says_raises(em: Emitter, test: TestFunction) -> bool:
+    """The test's docstring or a comment in it speaks of raising (``# as long as neither
+    direction raises``): not raising is its check."""
+    node = test.node
+    doc = ast.get_docstring(node, clean=False) if node.body else None
+    if doc and _RAISES.search(doc):
+        return True
+    for line in em.parsed.lines[node.lineno - 1 : test.end_line]:
+        hash_at = line.find("#")
+        if hash_at >= 0 and _RAISES.search(line, hash_at):
+            return True
+    return False
 
 
 def declares_no_raise(em: Emitter, test: TestFunction) -> bool:
