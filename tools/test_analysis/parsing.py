@@ -163,6 +163,9 @@ class ParsedTree:
     constants: dict[str, str] = field(default_factory=dict)
     #: Module-level names bound to a literal list/tuple/set/dict (a table of test cases).
     tables: set[str] = field(default_factory=set)
+    #: Names imported from the test suite's own package (``from . import util``, ``from
+    #: tests.helpers import make``): support code, not the code under test.
+    suite_names: set[str] = field(default_factory=set)
 
 
 @dataclass(eq=False, slots=True)
@@ -358,6 +361,9 @@ def _discover(parsed: ParsedTree, tree: ast.Module, test_file: bool) -> None:
         elif t is ast.Import:
             if any(a.name.split(".")[0] in HTTP_DOUBLES for a in stmt.names):  # type: ignore[attr-defined]
                 parsed.http_doubles = True
+            for alias in stmt.names:  # type: ignore[attr-defined]
+                if alias.name.split(".", 1)[0] in _SUITE_PACKAGES and alias.asname:
+                    parsed.suite_names.add(alias.asname)  # `import tests.util as util`
         elif t is ast.Assign:
             assign: ast.Assign = stmt  # type: ignore[assignment]
             if any(type(tg) is ast.Name and tg.id == "pytestmark" for tg in assign.targets):
@@ -402,8 +408,33 @@ def _module_statements(body: list[ast.stmt]) -> list[tuple[ast.stmt, bool]]:
     return out
 
 
+#: First parts of a module path that name a test package.
+_SUITE_PACKAGES = frozenset({"tests", "test", "testing"})
+#: Names of a test suite's support modules.
+_SUPPORT_MODULES = frozenset(
+    {"util", "utils", "helpers", "helper", "support", "common", "conftest", "fixtures"}
+)
+
+
+def _suite_module(module: str, level: int, names: list[str]) -> bool:
+    """An import of the test suite's own support code: from a ``tests`` package, from a
+    support module beside the tests (``from common import x``), from a sibling module
+    (``from . import x``), or of a support module further up (``from .. import util``;
+    ``from ..core import x`` may be the code under test)."""
+    if module.split(".", 1)[0] in _SUITE_PACKAGES or (level == 0 and module in _SUPPORT_MODULES):
+        return True  # `from tests.util import x`, `from common import x` (a sibling on sys.path)
+    if level == 1:
+        return True
+    if level > 1:
+        parts = module.split(".") if module else names
+        return any(p in _SUPPORT_MODULES for p in parts)
+    return False
+
+
 def _record_import(parsed: ParsedTree, node: ast.ImportFrom) -> None:
     module = node.module or ""
+    if _suite_module(module, node.level, [a.name for a in node.names]):
+        parsed.suite_names.update(a.asname or a.name for a in node.names)
     if module == "pytest":
         for alias in node.names:
             parsed.pytest_names[alias.asname or alias.name] = alias.name

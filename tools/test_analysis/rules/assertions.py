@@ -9,13 +9,15 @@ import re
 from tools.test_analysis.parsing import TestFunction
 from tools.test_analysis.rules.common import (
     Emitter,
+    dotted_name,
     join_names,
     segment,
 )
 from tools.test_analysis.rules.facts import Assertion, TestFacts
-from tools.test_analysis.rules.fixes import register_msg_positions, unparse, with_message
+from tools.test_analysis.rules.fixes import unparse, with_message
 from tools.test_analysis.rules.kinds import SELF_DESCRIBING
 from tools.test_analysis.rules.magic import check_magic
+from tools.test_analysis.rules.messages import has_message
 from tools.test_analysis.rules.redundancy import check_duplicates, check_redundant
 from tools.test_analysis.rules.sensitive import (
     check_sensitive,
@@ -23,50 +25,6 @@ from tools.test_analysis.rules.sensitive import (
     formatting_word,
 )
 from tools.test_analysis.rules.suboptimal import check_suboptimal
-
-# Positional index of unittest's ``msg`` argument per assertion method.
-_MSG_INDEX: dict[str, int] = {}
-for _names, _index in (
-    ("assertTrue assertFalse assertIsNone assertIsNotNone failUnless failIf assert_", 1),
-    (
-        "assertEqual assertEquals assertNotEqual assertNotEquals assertIs assertIsNot assertIn "
-        "assertNotIn assertIsInstance assertNotIsInstance assertGreater assertGreaterEqual "
-        "assertLess assertLessEqual assertListEqual assertTupleEqual assertSetEqual "
-        "assertDictEqual assertMultiLineEqual assertSequenceEqual assertCountEqual assertRegex "
-        "assertNotRegex assertRegexpMatches assertNotRegexpMatches failUnlessEqual failIfEqual "
-        "assertDictContainsSubset assertItemsEqual",
-        2,
-    ),
-    (
-        "assertAlmostEqual assertNotAlmostEqual assertAlmostEquals assertNotAlmostEquals "
-        "failUnlessAlmostEqual failIfAlmostEqual",
-        3,
-    ),
-    ("fail", 0),
-):
-    for _name in _names.split():
-        _MSG_INDEX[_name] = _index
-register_msg_positions(_MSG_INDEX)
-
-_MSG_KEYWORDS = frozenset({"msg", "err_msg", "message", "reason", "fail_msg"})
-
-
-def has_message(a: Assertion) -> bool:
-    """Whether the assertion carries a failure message."""
-    node = a.node
-    if a.kind == "assert":
-        return node.msg is not None  # type: ignore[attr-defined]
-    if a.kind == "raise":
-        return type(node.exc) is ast.Call and bool(node.exc.args)  # type: ignore[attr-defined]
-    if a.kind == "framework":
-        return True  # a log/wait expectation names what it waited for
-    call: ast.Call = node  # type: ignore[assignment]
-    if any(k.arg in _MSG_KEYWORDS for k in call.keywords):
-        return True
-    if a.kind == "unittest" or (a.kind == "pytest" and a.name == "fail"):
-        index = _MSG_INDEX.get(a.name, 0 if a.kind == "pytest" else None)
-        return index is not None and len(call.args) > index
-    return False
 
 
 def counts_for_roulette(a: Assertion) -> bool:
@@ -112,9 +70,9 @@ def check_assertion_rules(em: Emitter, facts: TestFacts) -> None:
         if magic and a.kind != "pytest" and not a.guard:
             check_magic(em, a, facts)
         if sensitive:
-            check_sensitive(em, a)
+            check_sensitive(em, a, facts)
         if suboptimal and (a.kind == "unittest" or a.kind == "assert"):
-            check_suboptimal(em, a)
+            check_suboptimal(em, a, facts)
 
 
 def check_unknown_test(em: Emitter, facts: TestFacts, teardown_asserts: bool = False) -> None:
@@ -123,9 +81,16 @@ def check_unknown_test(em: Emitter, facts: TestFacts, teardown_asserts: bool = F
     if facts.assertions or teardown_asserts:
         return
     test = facts.test
+    if _asserts_by_hand(test.node):
+        return  # `try: ... except E: pass else: raise Exception`: a hand-made assertion
     unread = sorted(n for n in facts.assigned - facts.loaded if not n.startswith("_"))
     changed = unobserved_change(test.node)
-    if not em.rc.strict and not unread and changed is None:
+    dropped = (
+        discarded_round_trip(test.node)
+        if not unread and changed is None and (em.rc.strict or not _says_raises(em, test))
+        else None
+    )  # default: "neither direction raises" (a comment) is a smoke test by design
+    if not em.rc.strict and not unread and changed is None and dropped is None:
         # default: a test that only calls (``Option(default=x)``, ``import mod``, ``hash(t)``,
         # ``validator.validate(x)``) checks that nothing raises, on purpose in mature suites;
         # one that computes a value and never reads it, or ends by changing an object it
@@ -135,6 +100,8 @@ def check_unknown_test(em: Emitter, facts: TestFacts, teardown_asserts: bool = F
     computed = f" (it computes {join_names(unread, 3)} but never checks it)" if unread else ""
     if changed is not None and not unread:
         computed = f" (it ends by calling {changed} and never checks what that did)"
+    if dropped is not None:
+        computed = f" (it ends by discarding what {dropped} returned)"
     em.emit(
         "unknown-test",
         test.line,
@@ -178,6 +145,51 @@ def unobserved_change(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str | Non
     return f"{target}.{method}()" if built else None
 
 
+def _asserts_by_hand(node: ast.AST) -> bool:
+    """A try whose ``else`` raises: the test fails unless the block raised."""
+    for n in ast.walk(node):
+        if type(n) in (ast.Try, ast.TryStar) and n.handlers and n.orelse:  # type: ignore[attr-defined]
+            if type(n.orelse[-1]) is ast.Raise:  # type: ignore[attr-defined]
+                return True
+    return False
+
+
+def _inverse(first: str, second: str) -> bool:
+    """``unstructure``/``structure``, ``dumps``/``loads``, ``encode``/``decode``,
+    ``to_json``/``from_json``, ``serialize``/``deserialize``: one undoes the other."""
+    a, b = first.lower(), second.lower()
+    pairs = (("dump", "load"), ("encode", "decode"), ("to_", "from_"), ("pack", "unpack"))
+    for x, y in pairs:
+        if a.startswith(x) and b.startswith(y) and a[len(x) :] == b[len(y) :]:
+            return True
+    return a in ("un" + b, "de" + b) or b in ("un" + a, "de" + a)
+
+
+def discarded_round_trip(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
+    """``name()`` when the test ends by calling ``name`` on what the inverse call returned
+    (``data = c.unstructure(x)`` ... ``c.structure(data, T)``) and drops the result: a round
+    trip whose outcome is never compared. None otherwise."""
+    body = [s for s in node.body if not (type(s) is ast.Expr and type(s.value) is ast.Constant)]
+    if not body or type(body[-1]) is not ast.Expr:
+        return None
+    call = body[-1].value
+    if type(call) is ast.Await:
+        call = call.value
+    if type(call) is not ast.Call:
+        return None
+    name = dotted_name(call.func).rsplit(".", 1)[-1]
+    made: dict[str, str] = {}
+    for s in body[:-1]:
+        if type(s) is ast.Assign and type(s.value) is ast.Call:
+            for t in s.targets:
+                if type(t) is ast.Name:
+                    made[t.id] = dotted_name(s.value.func).rsplit(".", 1)[-1]
+    for arg in call.args:
+        if type(arg) is ast.Name and _inverse(made.get(arg.id, ""), name):
+            return f"{name}()"
+    return None
+
+
 _NO_RAISE = re.compile(
     r"\b(?:raise[sd]?|raising|throws?|crash(?:es|ing)?|exceptions?|errors?|silent(?:ly)?|"
     r"smoke|does ?n[o']?t fail|should ?n[o']?t fail|no[- ]op|doesn't break|not break|"
@@ -192,6 +204,23 @@ def _imports_only(test: TestFunction) -> bool:
         s for s in test.node.body if not (type(s) is ast.Expr and type(s.value) is ast.Constant)
     ]
     return bool(body) and all(type(s) in (ast.Import, ast.ImportFrom) for s in body)
+
+
+_RAISES = re.compile(r"\b(?:raise[sd]?|raising|exceptions?|crash(?:es)?)\b", re.IGNORECASE)
+
+
+def _says_raises(em: Emitter, test: TestFunction) -> bool:
+    """The test's docstring or a comment in it speaks of raising (``# as long as neither
+    direction raises``): not raising is its check."""
+    node = test.node
+    doc = ast.get_docstring(node, clean=False) if node.body else None
+    if doc and _RAISES.search(doc):
+        return True
+    for line in em.parsed.lines[node.lineno - 1 : test.end_line]:
+        hash_at = line.find("#")
+        if hash_at >= 0 and _RAISES.search(line, hash_at):
+            return True
+    return False
 
 
 def declares_no_raise(em: Emitter, test: TestFunction) -> bool:

@@ -4,6 +4,7 @@ guest, obscure set-up, redundant print, sleepy test, verbose test."""
 from __future__ import annotations
 
 import ast
+import re
 
 from tools.test_analysis.parsing import ParsedFile, ParsedTree, TestFunction
 from tools.test_analysis.rules.common import Emitter, dotted_name, join_names, segment, walk
@@ -122,8 +123,29 @@ def check_ignored_decorators(
         # a skip mark applied inside `if is_pypy:` is conditional too
         conditional_skip = marker_conditional or conditional
         unconditional = unconditional or not conditional_skip
-        if has_reason and (conditional_skip or not (em.rc.strict or placeholder)):
+        fails = not conditional_skip and has_reason and _admits_failure(dec)
+        if has_reason and (conditional_skip or not (em.rc.strict or placeholder or fails)):
             continue  # default: a skip that says why is a decision, not an oversight
+        if fails:
+            # "Known failure", "not implemented yet": the test is parked on a defect; an
+            # xfail runs it and reports the day it passes, a skip hides it for good
+            em.emit(
+                "ignored-test",
+                dec.lineno,
+                dec.end_lineno,
+                f"{subject} is skipped by {text} for a failure its reason names, so it never "
+                "reports when the failure is fixed.",
+                confidence=0.8,
+                context={
+                    "test": subject,
+                    "marker": text,
+                    "advice": "mark it as an expected failure (xfail / expectedFailure) so "
+                    "it runs and reports when it starts passing",
+                    "skip_example": '@pytest.mark.xfail(reason="known failure: issue #123", '
+                    "strict=True)\ndef test_upload():\n    ...",
+                },
+            )
+            continue
         if conditional_skip:
             message = f"{text} on {subject} gives no reason, so nobody knows when it may run."
         elif has_reason:
@@ -139,6 +161,25 @@ def check_ignored_decorators(
             context={"test": subject, "marker": text, **skip_advice(conditional_skip, has_reason)},
         )
     return unconditional
+
+
+#: Words of a skip reason that says the test fails (a defect, not a decision).
+_FAILURE_REASON = re.compile(
+    r"\b(?:fail(?:s|ed|ing|ure)?|bug(?:gy|s)?|broken|not (?:yet |currently )?implemented|"
+    r"known issue|incorrect(?:ly)?|wrong(?:ly)?|regression|todo|fixme)\b",
+    re.IGNORECASE,
+)
+
+
+def _admits_failure(dec: ast.expr) -> bool:
+    """The skip's reason says the test fails (``@unittest.skip("Known failure")``)."""
+    if type(dec) is not ast.Call:
+        return False
+    texts = [*dec.args, *(k.value for k in dec.keywords if k.arg in ("reason", "msg"))]
+    return any(
+        type(t) is ast.Constant and isinstance(t.value, str) and _FAILURE_REASON.search(t.value)
+        for t in texts
+    )
 
 
 def check_body_rules(em: Emitter, facts: TestFacts) -> tuple[bool, bool]:
@@ -227,8 +268,10 @@ def check_body_rules(em: Emitter, facts: TestFacts) -> tuple[bool, bool]:
     # the test fails; it is noise only in a test that checks nothing else
     # default: a print left in a test that asserts is a leftover debugging aid when printing
     # is rare in the file (pyparsing prints diagnostics in every test by design), the print
-    # is on the test's main path (not a diagnostic in an `if`/`except` before failing) and
-    # goes to the console (not `print(..., file=buf)`, which is code under test)
+    # is on the test's main path (not a diagnostic in an `if`/`except` before failing), goes
+    # to the console (not `print(..., file=buf)`, which is code under test) and prints a bare
+    # value (`print(resp.text)`), not text written for a reader (a banner, a progress line,
+    # a labelled value) or a repr whose printing is the check that it does not raise
     # Only a test that prints asks: the file's print share walks every test of the file.
     report_prints = bool(facts.prints) and (
         not facts.assertions
@@ -240,7 +283,11 @@ def check_body_rules(em: Emitter, facts: TestFacts) -> tuple[bool, bool]:
             if (
                 not em.rc.strict
                 and facts.assertions
-                and (id(call) in branched or any(k.arg == "file" for k in call.keywords))
+                and (
+                    id(call) in branched
+                    or any(k.arg == "file" for k in call.keywords)
+                    or _written_for_a_reader(call)
+                )
             ):
                 continue
             em.emit_node(
@@ -254,8 +301,11 @@ def check_body_rules(em: Emitter, facts: TestFacts) -> tuple[bool, bool]:
                     "print_example": style["print"].format(test=test.name),
                 },
             )
-    for call, module in facts.sleeps:
-        _sleepy(em, call, module, test)
+    if facts.sleeps:
+        polls = _polling_sleeps(node)
+        for call, module in facts.sleeps:
+            if id(call) not in polls:  # a poll interval in a wait loop is no fixed wait
+                _sleepy(em, call, module, test)
     statements = facts.statements
     if not em.rc.strict:
         statements -= facts.nested_statements
@@ -301,12 +351,23 @@ def _output_is_subject(em: Emitter, test: TestFunction) -> bool:
 
 #: default: a test over the verbose limit with this many branches mixes behaviours.
 _VERBOSE_BRANCHES = 5
-_BRANCH_TYPES = (ast.If, ast.Try, ast.ExceptHandler, ast.For, ast.AsyncFor, ast.While)
+_BRANCH_TYPES = (ast.If, ast.For, ast.AsyncFor, ast.While)
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 
 
 def _branches(node: ast.AST) -> int:
-    """if/try/except/loop statements in the test (nested code included)."""
-    return sum(1 for n in walk(node) if isinstance(n, _BRANCH_TYPES))
+    """if/loop statements of the test's own flow: not those of the stubs and callbacks it
+    defines (a double's logic), and not try/except (error handling inside one scenario)."""
+    count = 0
+    todo: list[ast.AST] = list(node.body)  # type: ignore[attr-defined]
+    while todo:
+        n = todo.pop()
+        if isinstance(n, _DEFS):
+            continue
+        if isinstance(n, _BRANCH_TYPES):
+            count += 1
+        todo.extend(c for c in ast.iter_child_nodes(n) if isinstance(c, ast.stmt))
+    return count
 
 
 #: default: printing in more than this share of a file's tests is the file's convention.
@@ -340,6 +401,29 @@ def _mentions(lines: list[str], node: ast.AST, word: str) -> bool:
     return any(word in line for line in lines[first - 1 : last])
 
 
+def _written_for_a_reader(call: ast.Call) -> bool:
+    """A print meant as output: it starts with text (a banner, a progress line, a labelled
+    value: ``print("latency", dur)``, ``f"order: {keys}"``, ``"x = %r" % x``), or prints a
+    repr as a check that the repr does not raise. A bare ``print(result)`` is a leftover."""
+    if not call.args:
+        return False
+    first = call.args[0]
+    if type(first) is ast.BinOp and type(first.op) is ast.Mod:
+        first = first.left
+    if type(first) is ast.Constant and isinstance(first.value, str):
+        return any(c.isalpha() for c in first.value)
+    if type(first) is ast.JoinedStr:
+        return any(
+            type(v) is ast.Constant and any(c.isalpha() for c in str(v.value)) for v in first.values
+        )
+    return (
+        type(first) is ast.Call
+        and type(first.func) is ast.Name
+        and first.func.id in ("repr", "str")
+        and len(call.args) == 1
+    )
+
+
 def _branch_calls(node: ast.AST) -> set[int]:
     """ids of the calls inside an ``if``/``except`` branch of the test (a diagnostic printed
     on a failure path, not a leftover)."""
@@ -366,12 +450,48 @@ def _sleepy(em: Emitter, call: ast.Call, module: str, test: TestFunction) -> Non
             return
     if _has_comment(em.parsed, call):
         return
+    if not em.rc.strict and (_explained_above(em.parsed, call) or _periods(call)):
+        # default: a comment block on the lines above says why, or the wait is counted in
+        # the code's own periods (`HEARTBEAT * 3`): time passing is the premise
+        return
     em.emit_node(
         "sleepy-test",
         call,
         f"{test.name} sleeps for a fixed time, which is slow and still flaky.",
         context={"call": segment(em.parsed, call, 60), "test": test.name},
     )
+
+
+def _polling_sleeps(node: ast.AST) -> set[int]:
+    """ids of the sleep calls in the body of a ``while`` loop of the test: the interval of a
+    poll on a condition (``while not ready(): sleep(0.01)``), not a fixed wait."""
+    out: set[int] = set()
+    for n in walk(node):
+        if type(n) is ast.While:
+            out.update(
+                id(c)
+                for s in n.body
+                for c in walk(s)
+                if type(c) is ast.Call and dotted_name(c.func).rsplit(".", 1)[-1] == "sleep"
+            )
+    return out
+
+
+def _periods(call: ast.Call) -> bool:
+    """``sleep(HEARTBEAT * 3)``, ``sleep(stale * 2)``: a count of the code's own periods."""
+    delay = call.args[0] if call.args else None
+    if type(delay) is not ast.BinOp or type(delay.op) is not ast.Mult:
+        return False
+    sides = (delay.left, delay.right)
+    return any(type(x) is ast.Constant for x in sides) and any(
+        type(x) in (ast.Name, ast.Attribute) for x in sides
+    )
+
+
+def _explained_above(parsed: ParsedFile, node: ast.AST) -> bool:
+    """The line above the call is a comment (the wait's reason, written on its own line)."""
+    line: int = node.lineno  # type: ignore[attr-defined]
+    return parsed.line_text(line - 1).lstrip().startswith("#")
 
 
 def _has_comment(parsed: ParsedFile, node: ast.AST) -> bool:

@@ -85,7 +85,7 @@ def check_class_rules(
             "set-up belongs in setUp or a fixture.",
             context={"cls": cls.name},
         )
-    if cls.name in em.rc.default_test_names:
+    if cls.name in em.rc.default_test_names and not _named_by_its_file(em, cls.name):
         em.emit(
             "default-test",
             node.lineno,
@@ -145,7 +145,15 @@ def _vector(f: TestFacts) -> dict[str, float]:
     return {w: c / norm for w, c in counts.items()} if norm else {}
 
 
-def cohesion(facts: list[TestFacts]) -> float:
+def _named_by_its_file(em: Emitter, name: str) -> bool:
+    """``TestClass`` in ``test_class.py``: the name repeats what the file tests (the CSS
+    class selector), so it is no template left unchanged."""
+    stem = em.parsed.path.rsplit("/", 1)[-1].removesuffix(".py").lower()
+    words = [w.lower() for w in _WORD.findall(name) if w.lower() != "test"]
+    return bool(words) and stem.replace("_", "").removeprefix("test") == "".join(words)
+
+
+def cohesion(facts: list[TestFacts], vectors: list[dict[str, float]] | None = None) -> float:
     """Mean pairwise cosine similarity of the tests' token vectors (0 = unrelated).
 
     With unit vectors u_i, the sum over pairs of u_i . u_j is (|sum u|^2 - sum |u_i|^2) / 2,
@@ -156,8 +164,8 @@ def cohesion(facts: list[TestFacts]) -> float:
         return 1.0
     total: dict[str, float] = {}
     self_dot = 0.0
-    for f in facts:
-        vec = _vector(f)
+    for i, f in enumerate(facts):
+        vec = vectors[i] if vectors is not None else _vector(f)
         if vec:
             self_dot += 1.0
         for w, v in vec.items():
@@ -171,10 +179,37 @@ def cohesion(facts: list[TestFacts]) -> float:
 _DEFAULT_MAX_COHESION = 0.1
 
 
+#: Words of locals every kind of test has: sharing them says nothing about a subject.
+_GENERIC = frozenset(
+    {"expected", "actual", "data", "obj", "res", "ret", "output", "out", "input", "args",
+     "kwargs", "response", "exc", "err", "error", "info", "excinfo", "tmp", "path"}
+)  # fmt: skip
+#: One subject: a word in at least this share of the class's tests.
+_SUBJECT_SHARE = 0.75
+
+
+def _one_subject(vectors: list[dict[str, float]]) -> bool:
+    """A word (a class, function or fixture the tests exercise: ``BytesLogger``, ``parse``,
+    ``markup``) appears in nearly every test: the class tests one subject, its tests just
+    exercise different sides of it (the textual distance comes from differing inputs)."""
+    seen: dict[str, int] = {}
+    for vec in vectors:
+        for word in vec:
+            if word not in _GENERIC:
+                seen[word] = seen.get(word, 0) + 1
+    need = math.ceil(_SUBJECT_SHARE * len(vectors))
+    return any(count >= need for count in seen.values())
+
+
 def _cohesion(em: Emitter, cls: TestClass, facts: list[TestFacts]) -> None:
-    similarity = cohesion(facts)
+    vectors = [_vector(f) for f in facts]
+    similarity = cohesion(facts, vectors)
     score = 1.0 - similarity
     if score < em.rc.config.lack_of_cohesion_threshold:
+        return
+    if em.rc.config.lack_of_cohesion_threshold > 0 and _one_subject(vectors):
+        # both profiles: not "unrelated things", one subject from several sides (a threshold
+        # of 0 asks for every class, subject or not)
         return
     if not em.rc.strict and (similarity >= _DEFAULT_MAX_COHESION or len(facts) < 4):
         return  # default: only classes whose tests share (almost) nothing

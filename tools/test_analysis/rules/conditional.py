@@ -24,10 +24,13 @@ AST, so it parses.
 from __future__ import annotations
 
 import ast
+import re
 
-from tools.test_analysis.rules.common import Emitter, dotted_name, segment
+from tools.test_analysis.rules.common import Emitter, dotted_name, segment, walk
 from tools.test_analysis.rules.facts import TestFacts
 from tools.test_analysis.rules.fixes import unparse
+from tools.test_analysis.rules.helpers import decorator_name
+from tools.test_analysis.rules.messages import message_of
 
 __all__ = ["check_conditional_logic"]
 
@@ -66,8 +69,11 @@ def _literal_table(expr: ast.expr, facts: TestFacts, em: Emitter, depth: int = 0
     t = type(expr)
     if t is ast.Constant:
         return True
-    if t in (ast.List, ast.Tuple, ast.Set, ast.Dict):
-        return True
+    if t in (ast.List, ast.Tuple, ast.Set):
+        # `results = []` filled later is an accumulator of computed values, not a table
+        return bool(expr.elts)  # type: ignore[attr-defined]
+    if t is ast.Dict:
+        return bool(expr.keys)  # type: ignore[attr-defined]
     if t is ast.Call:
         func = expr.func  # type: ignore[attr-defined]
         name = dotted_name(func).rsplit(".", 1)[-1]
@@ -126,7 +132,9 @@ def _independent(loop: ast.For | ast.AsyncFor) -> bool:
     return True
 
 
-def _about_parameters_or_environment(test_expr: ast.expr, params: set[str]) -> bool:
+def _about_parameters_or_environment(
+    test_expr: ast.expr, params: set[str], facts: TestFacts
+) -> bool:
     names = [
         n.id if type(n) is ast.Name else n.attr  # type: ignore[attr-defined]
         for n in ast.walk(test_expr)
@@ -137,12 +145,208 @@ def _about_parameters_or_environment(test_expr: ast.expr, params: set[str]) -> b
     lowered = [name.lower() for name in names]
     if any(n.startswith(_ENVIRONMENT) or n.endswith("_available") for n in lowered):
         return True  # `if has_pympler:`, `if sys.platform == ...`: the environment decides
-    roots = {n.id for n in ast.walk(test_expr) if type(n) is ast.Name}
-    builtins = {
-        "isinstance", "len", "type", "callable", "hasattr", "getattr", "issubclass", "str",
-        "bytes", "int", "float", "bool", "list", "tuple", "dict", "set", "frozenset", "None",
-    }  # fmt: skip
-    return bool(roots) and roots <= params | builtins
+    # the test's own names in the condition (not the functions it calls, not a
+    # comprehension's variables, not module names) must all be parameters
+    called = {id(n.func) for n in ast.walk(test_expr) if type(n) is ast.Call}
+    bound = {
+        name
+        for n in ast.walk(test_expr)
+        if type(n) is ast.comprehension
+        for name in _names(n.target)
+    }
+    roots = {
+        n.id
+        for n in ast.walk(test_expr)
+        if type(n) is ast.Name and id(n) not in called and n.id not in bound
+    }
+    local = roots & (facts.assigned | params)
+    return bool(local) and local <= params
+
+
+def _names(target: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(target) if type(n) is ast.Name}
+
+
+def _parameters(func: ast.FunctionDef | ast.AsyncFunctionDef, facts: TestFacts) -> set[str]:
+    """The test's parameters and the names it unpacks from them without computing anything
+    (``structured, raw = case``, ``kind = case.kind``): a branch on those is a branch on the
+    parameters."""
+    params = {a.arg for a in func.args.args + func.args.kwonlyargs} - {"self"}
+    for _ in range(2):
+        for name, value in facts.bindings.items():
+            if name in params:
+                continue
+            parts = list(ast.walk(value))
+            if (
+                all(type(n) in _PLAIN for n in parts)
+                and {n.id for n in parts if type(n) is ast.Name} <= params
+            ):
+                params.add(name)
+    return params
+
+
+#: Nodes of an expression that only reads what it is given (no call, no operator).
+_PLAIN = frozenset({ast.Name, ast.Attribute, ast.Subscript, ast.Constant, ast.Load, ast.Tuple})
+
+
+def _property_based(func: ast.AST) -> bool:
+    """A hypothesis test (``@given(...)``): its data is drawn, many examples per run."""
+    return any(decorator_name(d) == "given" for d in func.decorator_list)  # type: ignore[attr-defined]
+
+
+#: Comment words of an assert written for the type checker (``assert x  # for mypy``).
+_TYPE_CHECKER = re.compile(r"#.*\b(?:mypy|pyright|type[- ]?check|narrow)", re.IGNORECASE)
+
+
+def _for_the_type_checker(em: Emitter, node: ast.AST) -> bool:
+    if type(node) is not ast.Assert:
+        return False
+    line = em.parsed.line_text(node.end_lineno or node.lineno)
+    return "#" in line and _TYPE_CHECKER.search(line) is not None
+
+
+#: Calls that generate a sweep of values rather than list cases.
+_GENERATORS = frozenset(
+    {"range", "permutations", "product", "combinations", "combinations_with_replacement",
+     "repeat", "count", "cycle"}
+)  # fmt: skip
+_WRAPPERS = frozenset({"enumerate", "list", "tuple", "sorted", "reversed", "set", "zip"})
+
+
+def _generated(expr: ast.expr, facts: TestFacts, depth: int = 0) -> bool:
+    """``range(1000)``, ``permutations("abcd")``: values generated, not rows written down."""
+    if depth > 4:
+        return False
+    if type(expr) is ast.Name:
+        bound = facts.bindings.get(expr.id)
+        return bound is not None and _generated(bound, facts, depth + 1)
+    if type(expr) is not ast.Call:
+        return False
+    name = dotted_name(expr.func).rsplit(".", 1)[-1]
+    if name in _GENERATORS:
+        return True
+    return name in _WRAPPERS and bool(expr.args) and _generated(expr.args[0], facts, depth + 1)
+
+
+def _suite_helper(expr: ast.expr, facts: TestFacts, em: Emitter) -> bool:
+    """The iterable comes from the test suite's own code, not the code under test: a
+    function of a support module (``util.available_parsers(...)``), or a helper of this
+    file or class that yields, asserts or skips (``self.soups()``)."""
+    while type(expr) is ast.Call and dotted_name(expr.func) in _WRAPPERS and expr.args:
+        expr = expr.args[0]
+    if type(expr) is not ast.Call:
+        return False
+    func = expr.func
+    syntax = em.syntax
+    if type(func) is ast.Name:
+        if func.id in syntax.suite_names:
+            return True
+        return _produces_cases(syntax.functions.get(func.id))
+    if type(func) is ast.Attribute and type(func.value) is ast.Name:
+        owner = func.value.id
+        if owner in syntax.suite_names:
+            return True
+        if owner in ("self", "cls") and facts.test.cls is not None:
+            return _produces_cases(_method(em, facts.test.cls.node, func.attr, 0))
+    return False
+
+
+def _method(em: Emitter, node: ast.ClassDef, name: str, depth: int) -> ast.AST | None:
+    for stmt in node.body:
+        if type(stmt) in (ast.FunctionDef, ast.AsyncFunctionDef) and stmt.name == name:  # type: ignore[attr-defined]
+            return stmt
+    if depth < 4:
+        for base in node.bases:
+            found = em.syntax.all_classes.get(dotted_name(base).rsplit(".", 1)[-1])
+            if found is not None and found is not node:
+                method = _method(em, found, name, depth + 1)
+                if method is not None:
+                    return method
+    return None
+
+
+def _produces_cases(func: ast.AST | None) -> bool:
+    """A helper that yields its cases or asserts / skips when it has none."""
+    if func is None:
+        return False
+    for n in ast.walk(func):
+        t = type(n)
+        if t is ast.Yield or t is ast.YieldFrom or t is ast.Assert:
+            return True
+        if t is ast.Call and dotted_name(n.func).rsplit(".", 1)[-1] in ("skip", "skipTest"):  # type: ignore[attr-defined]
+            return True
+    return False
+
+
+def _short_zip(
+    loop: ast.For | ast.AsyncFor, facts: TestFacts, em: Emitter
+) -> ast.For | ast.AsyncFor | None:
+    """A loop nested in ``loop`` over ``zip(...)`` of something the code under test computed
+    (not strict, no length checked by an assertion), holding an assertion."""
+    for n in ast.walk(loop):
+        if n is loop or type(n) not in (ast.For, ast.AsyncFor):
+            continue
+        inner: ast.For = n  # type: ignore[assignment]
+        it = inner.iter
+        if not (type(it) is ast.Call and dotted_name(it.func) == "zip" and len(it.args) >= 2):
+            continue
+        if any(k.arg == "strict" for k in it.keywords):
+            continue
+        computed = [
+            a
+            for a in it.args
+            if not _literal_table(a, facts, em) and not _suite_helper(a, facts, em)
+        ]
+        if not computed or not any(_inside(a.node, inner) for a in facts.assertions):
+            continue
+        # a length check in the same pass of the outer loop (its names are per pass)
+        checked = {
+            ast.dump(x)
+            for a in facts.assertions
+            if _inside(a.node, loop) and not _inside(a.node, inner)
+            for x in ast.walk(a.node)
+        }
+        if any(ast.dump(a) in checked for a in it.args):
+            continue
+        return inner
+    return None
+
+
+def _names_the_case(loop: ast.For | ast.AsyncFor, facts: TestFacts) -> bool:
+    """Every assertion in the loop passes a message built from the loop's variables
+    (``assertEqual(f(x), y, msg=x)``): the failure names its case."""
+    names = _names(loop.target)
+    inside = [a for a in facts.assertions if _inside(a.node, loop)]
+    if not inside:
+        return False
+    for a in inside:
+        message = message_of(a)
+        if message is None or not (_names(message) & names):
+            return False
+    return True
+
+
+def _settings_only(loop: ast.For | ast.AsyncFor, facts: TestFacts) -> bool:
+    """The loop walks named modes (``(0, sv.NOCACHE)``, ``(util.PYHTML, util.HTML5)``) and
+    its variables are only passed as keyword arguments (``flags=flags``): the same check
+    under each setting (a backend or cache sweep), not a table of cases. Rows that are
+    values (``for wait in (None, 0)``) are cases."""
+    rows = loop.iter
+    if type(rows) is ast.Name:
+        rows = facts.bindings.get(rows.id, rows)
+    elts = getattr(rows, "elts", None)
+    if not elts or not any(type(e) in (ast.Attribute, ast.Name) for e in elts):
+        return False
+    names = _names(loop.target)
+    as_keyword: set[int] = set()
+    used: list[ast.Name] = []
+    for stmt in loop.body:
+        for n in ast.walk(stmt):
+            if type(n) is ast.keyword and type(n.value) is ast.Name:
+                as_keyword.add(id(n.value))
+            elif type(n) is ast.Name and n.id in names and type(n.ctx) is ast.Load:
+                used.append(n)
+    return bool(used) and all(id(n) in as_keyword for n in used)
 
 
 def _pytest_example(loop: ast.For | ast.AsyncFor, test_name: str, method: bool) -> str:
@@ -181,21 +385,57 @@ def check_conditional_logic(em: Emitter, facts: TestFacts) -> None:
     test = facts.test
     unittest = test.cls is not None and test.cls.kind == "unittest"
     strict = em.rc.strict
-    params = {a.arg for a in test.node.args.args + test.node.args.kwonlyargs} - {"self"}
+    if not strict and _property_based(test.node):
+        return  # default: a hypothesis test's branches and loops are over drawn data
+    params = _parameters(test.node, facts) if not strict else set()
     for ctrl in facts.control_hits.values():
         t = type(ctrl)
         construct = _CONSTRUCT.get(t, "branch")
+        inside = [a for a in facts.assertions if _inside(a.node, ctrl)]
+        if inside and all(_for_the_type_checker(em, a.node) for a in inside):
+            continue  # `assert x  # for mypy` narrows a type; it checks nothing
+        if not strict and t is ast.If and id(ctrl) in facts.nested_controls:
+            continue  # default: a stub's branch decides what the double does (fail once)
         inner = _first_assertion_in(facts, ctrl)
         assertion = segment(em.parsed, inner) if inner is not None else "..."
         confidence = 0.9
         if t is ast.For or t is ast.AsyncFor:
             loop: ast.For = ctrl  # type: ignore[assignment]
             literal = _literal_table(loop.iter, facts, em)
+            # what the suite's own helper yields (backends, parsers) or a collection the test
+            # checks for emptiness first cannot pass by running zero times
+            helper = not literal and _suite_helper(loop.iter, facts, em)
+            guarded = not literal and not helper and _size_checked(loop, facts)
+            short = None if strict else _short_zip(loop, facts, em)
+            if short is not None:
+                # default: whatever the outer loop walks, `zip(expected, computed)` inside
+                # it stops at the shorter side: a short or empty result passes
+                em.emit_node(
+                    "conditional-logic",
+                    ctrl,
+                    f"An assertion inside a loop over {segment(em.parsed, short.iter, 50)} "
+                    "runs only as long as the shorter side, so a short or empty result "
+                    "passes without checking the rest.",
+                    confidence=confidence,
+                    context={
+                        "construct": construct,
+                        "test": test.name,
+                        "assertion": assertion,
+                        "advice": "compare the whole collections, or zip(..., strict=True), "
+                        "so a short result fails",
+                        "code": _collection_example(short, unittest),
+                    },
+                )
+                continue
+            if not strict and (helper or guarded):
+                continue  # default: a sweep over the suite's variants, or a checked result
+            if not strict and literal and _generated(loop.iter, facts):
+                continue  # default: range(1000), permutations(...): a sweep, not cases
             # plain asserts (pytest shows their values) in a unittest class read like pytest
             inner_unittest = unittest and any(
                 a.kind == "unittest" for a in facts.assertions if _inside(a.node, loop)
             )
-            if literal and _independent(loop):
+            if (literal and _independent(loop)) or helper or guarded:
                 # default: a test that is only a loop over a table written inline is a table
                 # of cases: parametrize / subTest names each case and runs all of them, which
                 # the failing values alone do not (a short loop inside a larger scenario, or
@@ -211,10 +451,14 @@ def check_conditional_logic(em: Emitter, facts: TestFacts) -> None:
                     # A test that is only that loop is a table of cases (issue 28: kept,
                     # parametrize / subTest runs every case and names the failing one)
                     continue
+                if not strict and (_names_the_case(loop, facts) or _settings_only(loop, facts)):
+                    # the assertion's msg shows the row, or the loop only switches an option
+                    # (`flags=flags`) under the same check: a sweep of settings, not cases
+                    continue
+                over = "a fixed table" if literal else segment(em.parsed, loop.iter, 40)
                 message = (
-                    f"An assertion inside a {construct} over a fixed table checks every case "
-                    "in one test, so a failure stops the other cases and does not name its "
-                    "case."
+                    f"An assertion inside a {construct} over {over} checks every case in one "
+                    "test, so a failure stops the other cases and does not name its case."
                 )
                 if unittest:
                     advice = (
@@ -228,8 +472,6 @@ def check_conditional_logic(em: Emitter, facts: TestFacts) -> None:
             else:
                 if literal and not strict:
                     continue  # cases that depend on each other: a loop is the honest form
-                if not strict and _size_checked(loop.iter, facts):
-                    continue  # `assert len(rows) == 3` elsewhere: the loop cannot run empty
                 message = (
                     f"An assertion inside a {construct} over {segment(em.parsed, loop.iter, 40)} "
                     "runs once per item, and not at all when there is none: the test then "
@@ -243,7 +485,7 @@ def check_conditional_logic(em: Emitter, facts: TestFacts) -> None:
         elif t is ast.If:
             branch: ast.If = ctrl  # type: ignore[assignment]
             if not strict and (
-                _about_parameters_or_environment(branch.test, params)
+                _about_parameters_or_environment(branch.test, params, facts)
                 or not _uses_locals(branch.test, facts)
                 or _explicit_failure(branch)
             ):
@@ -375,15 +617,37 @@ def _compares_with_target(loop: ast.For | ast.AsyncFor, facts: TestFacts) -> boo
     return True
 
 
-def _size_checked(iterable: ast.expr, facts: TestFacts) -> bool:
+def _size_checked(loop: ast.For | ast.AsyncFor, facts: TestFacts) -> bool:
     """The test asserts something about the iterable itself outside the loop (its length,
-    its contents), so an empty one would fail there."""
+    its contents), or skips / stops before the loop when it is empty (``if not parsers:
+    pytest.skip(...)``), so an empty one cannot pass silently."""
+    iterable = loop.iter
     text = ast.dump(iterable)
     for a in facts.assertions:
         for n in ast.walk(a.node):
             if isinstance(n, ast.expr) and n is not iterable and ast.dump(n) == text:
                 return True
+    for stmt in walk(facts.test.node):
+        if (
+            type(stmt) is ast.If
+            and stmt.lineno < loop.lineno
+            and _stops(stmt.body)
+            and any(ast.dump(n) == text for n in ast.walk(stmt.test))
+        ):
+            return True
     return False
+
+
+def _stops(body: list[ast.stmt]) -> bool:
+    """The block ends the test: a skip, a failure, a raise or a return."""
+    last = body[-1] if body else None
+    if type(last) in (ast.Raise, ast.Return):
+        return True
+    return (
+        type(last) is ast.Expr
+        and type(last.value) is ast.Call
+        and dotted_name(last.value.func).rsplit(".", 1)[-1] in ("skip", "skipTest", "fail", "xfail")
+    )
 
 
 def _inside(node: ast.AST, ctrl: ast.AST) -> bool:

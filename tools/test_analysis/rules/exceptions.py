@@ -8,6 +8,19 @@ handlers that do real work, ``except E: self.fail(f"... {case}")`` (a message sh
 values the traceback would not; a fixed text is reported), and
 ``raise AssertionError`` (an assertion). Where strict reports those, the fix is a skip or
 dropping the try, never ``assertRaises``, which would invert the test.
+
+Neither profile reports what is no exception handling at all: a try whose block raises the
+test's own exception to have one active (``try: raise ValueError / except ValueError:
+logger.exception(...)``: the stimulus of a logging or traceback test), a raise fed to a
+context manager under test (``with ctx.scope(): raise Boom()``, collected as facts), and a
+guard of an optional dependency whose handlers skip explicitly (``except ImportError:
+pytest.skip(...)``: reported as a skip, nothing hidden). An ImportError guard that carries
+on without the dependency with a substitute check passes whether or not the dependency is
+there: both report it (default: not a bare ``pass``, a tidy-up at most).
+
+default, besides: ``raise NotImplementedError`` (an unreachable branch, not a failure) and a
+try inside a loop whose handlers only pass, continue or break (a sweep over inputs where the
+error is an allowed outcome: "valid or ValueError" for every truncation).
 """
 
 from __future__ import annotations
@@ -25,13 +38,14 @@ def check_exception_handling(
     em: Emitter, facts: TestFacts, unittest: bool, style: dict[str, str]
 ) -> None:
     """exception-handling for one test (see the module docstring)."""
+    looped: set[int] | None = None
     for try_node in facts.tries:
         exc = _handler_names(try_node)
+        if _raises_itself(try_node) or (_imports_only(exc) and _only_skips(try_node)):
+            continue  # the test's own exception (a stimulus), or a reported skip
         # `except ImportError: pytest.skip(...)` guards an optional dependency: milder.
-        guard = _only_skips(try_node) or (
-            bool(exc) and all(e in ("ImportError", "ModuleNotFoundError") for e in exc)
-        )
-        imports = bool(exc) and all(e in ("ImportError", "ModuleNotFoundError") for e in exc)
+        guard = _only_skips(try_node) or _imports_only(exc)
+        imports = _imports_only(exc)
         # `try: x = obj.__qualname__ except AttributeError: pass else: assertEqual(...)`:
         # the else holds the check and the except is an environment guard
         else_guard = _guarded_else(try_node)
@@ -39,14 +53,23 @@ def check_exception_handling(
         # expects the exception whatever the handler does with it: `pytest.raises(E) as
         # info` / `assertRaises(E) as cm` states it, so default reports it too
         expected = _expects_exception(try_node)
+        if not em.rc.strict and imports and not expected and _handlers_only_pass(try_node):
+            continue  # default: `except ImportError: pass` (importorskip would say it)
+        if not em.rc.strict and not expected and not imports:
+            if looped is None:
+                looped = _in_loops(facts.test.node)
+            if id(try_node) in looped and _handlers_only_pass(try_node):
+                continue  # default: an allowed error in a sweep over inputs
         if (
             not em.rc.strict
             and not expected
-            and (imports or else_guard or not _handlers_only_check(try_node))
+            and not imports
+            and (else_guard or not _handlers_only_check(try_node))
             and not _only_fails(try_node)
+            and not _only_marks(try_node)
         ):
-            continue  # default: an optional-dependency guard, or a handler doing real work
-        if imports:
+            continue  # default: a handler doing real work
+        if imports and not expected:
             # `except ImportError: pass` skips what needs an optional dependency: the fix
             # is a skip, never pytest.raises(ImportError)
             em.emit_node(
@@ -129,8 +152,8 @@ def check_exception_handling(
         )
     for raise_node in facts.raises:
         exc_name = dotted_name(raise_node.exc) if raise_node.exc is not None else ""
-        if not em.rc.strict and exc_name.rsplit(".", 1)[-1] == "AssertionError":
-            continue  # default: raising AssertionError is an assertion, not handling
+        if not em.rc.strict and exc_name.rsplit(".", 1)[-1] in _NOT_FAILURES:
+            continue  # default: an assertion, or an unreachable branch: not handling
         em.emit_node(
             "exception-handling",
             raise_node,
@@ -176,6 +199,108 @@ def _raises_context(
         "explicit": style["explicit"],
         "raises_example": style["fail" if explicit else "raises"].format(exception=name),
     }
+
+
+#: Raised exceptions that are no explicit failure: an assertion, an unreachable branch.
+_NOT_FAILURES = frozenset({"AssertionError", "NotImplementedError"})
+
+
+def _raises_itself(node: ast.AST) -> bool:
+    """The try block ends by raising an exception of the test's own (not a failure) that
+    its handlers catch: the test makes an exception to have one active."""
+    body: list[ast.stmt] = node.body  # type: ignore[attr-defined]
+    raised = _own_exception(body)
+    if raised is None:
+        return False
+    caught = set(_handler_names(node))
+    # `try: import x; 1 / 0 except ImportError: pass`: 1 / 0 marks "must not get here"
+    return raised == "?" or bool(caught & {raised, "Exception", "BaseException"})
+
+
+def _own_exception(body: list[ast.stmt]) -> str | None:
+    """The exception the block ends by raising of its own: ``raise ValueError("x")``,
+    ``1 / 0``, or a try of that kind whose handlers raise again (None otherwise)."""
+    if not body:
+        return None
+    last = body[-1]
+    t = type(last)
+    if t is ast.Raise:
+        exc = last.exc  # type: ignore[attr-defined]
+        if exc is None:
+            return None
+        name = dotted_name(exc.func if type(exc) is ast.Call else exc).rsplit(".", 1)[-1]
+        if name in ("AssertionError", "fail", "skip", "SkipTest"):
+            return None
+        # `raise error` of an exception object the test built: its class is not written
+        return name if type(exc) is ast.Call or name[:1].isupper() else "?"
+    if t is ast.Expr:
+        value = last.value  # type: ignore[attr-defined]
+        if (
+            type(value) is ast.BinOp
+            and type(value.op) in (ast.Div, ast.FloorDiv, ast.Mod)
+            and type(value.right) is ast.Constant
+            and value.right.value == 0
+        ):
+            return "ZeroDivisionError"
+        return None
+    if (t is ast.Try or t is ast.TryStar) and _raises_itself(last):
+        handlers = last.handlers  # type: ignore[attr-defined]
+        if all(bool(h.body) and type(h.body[-1]) is ast.Raise for h in handlers):
+            return "Exception"  # re-raised from a handler: some exception of the test's
+    return None
+
+
+def _imports_only(exc: list[str]) -> bool:
+    return bool(exc) and all(e in ("ImportError", "ModuleNotFoundError") for e in exc)
+
+
+def _in_loops(node: ast.AST) -> set[int]:
+    """ids of the try statements directly in the body of one of the test's loops."""
+    out: set[int] = set()
+    for n in ast.walk(node):
+        if type(n) in (ast.For, ast.AsyncFor, ast.While):
+            out.update(id(s) for s in n.body if type(s) in (ast.Try, ast.TryStar))  # type: ignore[attr-defined]
+    return out
+
+
+def _only_marks(node: ast.AST) -> bool:
+    """Every handler only records that it ran (``raised = True``, ``echo("interrupted")``)
+    for a later assertion: the test expects the exception, which ``pytest.raises`` says."""
+    if getattr(node, "orelse", None):
+        return False
+    marked = False
+    for handler in node.handlers:  # type: ignore[attr-defined]
+        for stmt in handler.body:
+            if type(stmt) is ast.Pass:
+                continue
+            if (
+                type(stmt) is ast.Assign
+                and all(type(t) is ast.Name for t in stmt.targets)
+                and type(stmt.value) is ast.Constant
+            ):
+                marked = True
+                continue
+            if (
+                type(stmt) is ast.Expr
+                and type(stmt.value) is ast.Call
+                and stmt.value.args
+                and all(type(a) is ast.Constant for a in stmt.value.args)
+                and not stmt.value.keywords
+            ):
+                marked = True
+                continue
+            return False
+    return marked
+
+
+def _handlers_only_pass(node: ast.AST) -> bool:
+    """Every handler only passes, continues or breaks, and there is no else."""
+    if getattr(node, "orelse", None):
+        return False
+    return all(
+        all(type(s) in (ast.Pass, ast.Continue, ast.Break) for s in h.body)
+        for h in node.handlers  # type: ignore[attr-defined]
+    )
 
 
 def _guarded_else(node: ast.AST) -> bool:
@@ -254,7 +379,12 @@ def _expects_exception(node: ast.AST) -> bool:
         return False
     body: list[ast.stmt] = node.body  # type: ignore[attr-defined]
     orelse: list[ast.stmt] = getattr(node, "orelse", [])
-    return _is_fail(body[-1]) or (bool(orelse) and _is_fail(orelse[-1]))
+    if _is_fail(body[-1]) or (bool(orelse) and _is_fail(orelse[-1])):
+        return True
+    # `try: import x; 1 / 0 except ImportError: pass`: an exception no handler catches marks
+    # "must not get here", a failure
+    marker = _own_exception(body)
+    return marker is not None and not _raises_itself(node)
 
 
 def _chosen_message(node: ast.AST) -> bool:
@@ -287,17 +417,24 @@ def _is_text(node: ast.AST) -> bool:
     return type(node) is ast.Constant and isinstance(node.value, str)
 
 
+_SKIPS = ("skip", "skipTest", "xfail", "SkipTest", "importorskip")
+
+
 def _only_skips(node: ast.AST) -> bool:
-    """Every handler of the try statement skips the test."""
-    for handler in node.handlers:  # type: ignore[attr-defined]
+    """Every handler of the try statement skips the test (``pytest.skip(...)``, ``raise
+    pytest.skip(...)``, ``raise unittest.SkipTest(...)``, ``self.skipTest(...)``)."""
+    handlers = node.handlers  # type: ignore[attr-defined]
+    for handler in handlers:
         first = handler.body[0] if handler.body else None
-        if not (
-            type(first) is ast.Expr
-            and type(first.value) is ast.Call
-            and dotted_name(first.value.func).rsplit(".", 1)[-1] in ("skip", "skipTest", "xfail")
-        ):
+        call = None
+        if type(first) is ast.Expr:
+            call = first.value
+        elif type(first) is ast.Raise:
+            call = first.exc
+        target = call.func if type(call) is ast.Call else call
+        if target is None or dotted_name(target).rsplit(".", 1)[-1] not in _SKIPS:
             return False
-    return True
+    return bool(handlers)
 
 
 def _handler_names(node: ast.AST) -> list[str]:

@@ -70,6 +70,9 @@ F_NESTED = 1  # inside a def/lambda/class nested in the test
 F_TRY = 2  # inside a try statement that has handlers
 F_EXPECT = 4  # inside `with pytest.raises(...)` / `with self.assertRaises(...)`
 F_LABEL = 8  # inside `with self.subTest(<label>):`: a failure names its case
+#: inside the block of another context manager (``with ctx.scope():``, ``with attempt:``):
+#: a raise there is fed to that manager, the stimulus of the test
+F_MANAGED = 16
 _EXPECTING = frozenset(
     {
         "raises",
@@ -116,6 +119,8 @@ class TestFacts:
     assertions: list[Assertion] = field(default_factory=list)
     #: Outermost if/for/while/comprehension nodes that contain an assertion, by id.
     control_hits: dict[int, ast.AST] = field(default_factory=dict)
+    #: ids of the control nodes among them that sit in a def nested in the test (a stub).
+    nested_controls: set[int] = field(default_factory=set)
     tries: list[ast.AST] = field(default_factory=list)
     raises: list[ast.Raise] = field(default_factory=list)
     prints: list[ast.Call] = field(default_factory=list)
@@ -149,6 +154,8 @@ class TestFacts:
     #: Local name -> the expression assigned to it (first assignment; mystery-guest follows
     #: a URL or path back to where it came from).
     bindings: dict[str, ast.expr] = field(default_factory=dict)
+    #: The test's own input names (sensitive-equality; computed on demand).
+    inputs: set[str] | None = None
 
 
 class FactCollector(HelperResolver):
@@ -264,6 +271,8 @@ class FactCollector(HelperResolver):
                 elif t is ast.If or t is ast.For or t is ast.While or t is ast.AsyncFor:
                     if ctrl is None:
                         child_ctrl = node
+                        if flags & F_NESTED:
+                            facts.nested_controls.add(id(node))
                     if t is not ast.If and t is not ast.While and not flags & F_NESTED:
                         for name in _target_names(node.target):  # type: ignore[attr-defined]
                             facts.bindings.setdefault(name, node.iter)  # type: ignore[attr-defined]
@@ -279,6 +288,11 @@ class FactCollector(HelperResolver):
                             # `host, port = server.address`: every name comes from the value
                             for name in _target_names(target):
                                 facts.bindings.setdefault(name, node.value)  # type: ignore[attr-defined]
+                elif t is ast.AnnAssign and not flags & F_NESTED:
+                    # `count: Final = 200`
+                    target = node.target  # type: ignore[attr-defined]
+                    if type(target) is Name and node.value is not None:  # type: ignore[attr-defined]
+                        facts.bindings.setdefault(target.id, node.value)  # type: ignore[attr-defined]
                 elif t is ast.Try or t is ast.TryStar:
                     if node.handlers:  # type: ignore[attr-defined]
                         child_flags |= F_TRY
@@ -301,6 +315,8 @@ class FactCollector(HelperResolver):
                             child_flags |= F_LABEL
                     if not managers.isdisjoint(_EXPECTING):
                         child_flags |= F_EXPECT  # a raise in here is the code under test
+                    elif "subTest" not in managers:
+                        child_flags |= F_MANAGED
                 elif t is ast.Match:
                     if ctrl is None:
                         child_ctrl = node
@@ -389,6 +405,10 @@ class FactCollector(HelperResolver):
             return "framework"  # warnings.simplefilter("error"): any warning fails the test
         if self.infer and self._is_local_helper(name, receiver, tf, facts.test.cls):
             return "local"
+        if tf is ast.Name and self.suite_check(name):
+            return "helper"
+        if name == "benchmark" and self.infer and self._runs_a_check(node, facts):
+            return "local"  # pytest-benchmark runs the asserting method it is given
         if tf is ast.Name and (name == "print" or name == "pprint"):
             if not flags & F_NESTED:  # a print in a nested def is code under test
                 facts.prints.append(node)
@@ -433,8 +453,26 @@ class FactCollector(HelperResolver):
             facts.assertions.append(Assertion(node, "raise", "AssertionError"))
             if ctrl is not None:
                 facts.control_hits[id(ctrl)] = ctrl
-        if not flags & (F_NESTED | F_TRY | F_EXPECT):
+        if not flags & (F_NESTED | F_TRY | F_EXPECT | F_MANAGED):
             facts.raises.append(node)
+
+    def _runs_a_check(self, node: ast.Call, facts: TestFacts) -> bool:
+        """``benchmark(self._check, ...)``: the first argument is a helper that asserts."""
+        if not node.args:
+            return False
+        target = node.args[0]
+        cls = facts.test.cls
+        func: ast.AST | None = None
+        if type(target) is ast.Name:
+            func = self.syntax.functions.get(target.id)
+        elif (
+            type(target) is ast.Attribute
+            and type(target.value) is ast.Name
+            and target.value.id == "self"
+            and cls is not None
+        ):
+            func = self.method(cls, target.attr)
+        return func is not None and self.function_asserts(func, cls)
 
     # ------------------------------------------------------------------ local helpers
 

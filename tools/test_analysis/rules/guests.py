@@ -52,6 +52,8 @@ _PANDAS = frozenset({"pd", "pandas"})
 #: Names that mean a temporary or fixture-made location.
 _TEMP_WORDS = ("tmp", "temp", "datadir", "pytester", "testdir", "tempfile", "mkdtemp")
 _IN_MEMORY = frozenset({"StringIO", "BytesIO", "devnull", "SpooledTemporaryFile"})
+#: Calls that make a descriptor in the process (``r, w = os.pipe()``): nothing external.
+_DESCRIPTORS = frozenset({"pipe", "socketpair", "openpty", "memfd_create", "dup", "fileno"})
 _LOCAL_HOSTS = frozenset({"localhost", "testserver", "0.0.0.0", "::1", "ip6-localhost", ""})
 _RESERVED_SUFFIXES = (".localhost", ".test", ".invalid", ".local", ".example", ".internal")
 _PATH_SUFFIX = re.compile(r"\.[A-Za-z0-9]{1,8}$")
@@ -125,6 +127,8 @@ class _Tracer:
             value = expr.value  # type: ignore[attr-defined]
             if isinstance(value, bytes):
                 value = value.decode("latin-1")
+            if isinstance(value, int) and not isinstance(value, bool) and kind == "path":
+                return LOCAL  # open(1, closefd=False): a descriptor the process holds
             if not isinstance(value, str):
                 return UNKNOWN
             origin = _text_origin(value, kind)
@@ -192,7 +196,11 @@ class _Tracer:
         root = func.split(".", 1)[0]
         if root in ("self", "cls") or root in self.params or root in self.facts.with_names:
             return LOCAL  # self.get_url("/"), httpbin("get"), server.url_for(...)
-        if last in _IN_MEMORY or any(w in func.lower() for w in _TEMP_WORDS):
+        if (
+            last in _IN_MEMORY
+            or last in _DESCRIPTORS
+            or any(w in func.lower() for w in _TEMP_WORDS)
+        ):
             return LOCAL
         first = call.args[0] if call.args else None
         if last == "dirname" and type(first) is ast.Name and first.id == "__file__":
@@ -320,9 +328,13 @@ def check_mystery_guests(em: Emitter, facts: TestFacts) -> None:
             # no connect in sight the literal definition still reports it
             origin = _socket_origin(facts, tracer)
         else:
-            address = _address(call, keyword)
-            if address is None and kind == "path" and receiver == "?":
-                address = call.func.value.args[0]  # type: ignore[attr-defined]
+            # `Path(root, "gen").write_bytes(data)`: the path is the receiver, the argument
+            # is the data (or the mode of `.open("wb")`)
+            address = (
+                call.func.value  # type: ignore[attr-defined]
+                if kind == "path" and receiver == "?"
+                else _address(call, keyword)
+            )
             if address is None:
                 continue
             if kind == "url-or-path":

@@ -31,12 +31,31 @@ class HelperResolver:
         self, name: str, receiver: str | None, tf: type, cls: TestClass | None
     ) -> bool:
         if tf is ast.Name:
-            func = self.syntax.functions.get(name)
-        elif receiver == "self" and cls is not None and not name.startswith("test"):
-            func = self.method(cls, name)  # type: ignore[assignment]
+            func = self.syntax.functions.get(name) or self._module_test(name)
+        elif receiver == "self" and cls is not None:
+            # `self.test_logs(exc_info=True)`: another test run with a parameter asserts
+            func = self.method(cls, name)
         else:
             return False
         return func is not None and not is_factory(func) and self.function_asserts(func, cls)
+
+    def _module_test(self, name: str) -> ast.AST | None:
+        """The module-level test called ``name`` (a test reused with another argument:
+        ``test_literal_dicts(cbor2_make_converter)``)."""
+        if not name.startswith("test"):
+            return None
+        for test in self.syntax.tests:
+            if test.cls is None and test.name == name:
+                return test.node
+        return None
+
+    def suite_check(self, name: str) -> bool:
+        """A check of the suite's support code: imported from the tests package and named
+        as one (``check_warnings``, ``assert_rendered``, ``elementary_test``)."""
+        if name not in self.syntax.suite_names:
+            return False
+        lowered = name.lower()
+        return lowered.startswith(_CHECK_WORDS) or "test" in lowered
 
     def method(self, cls: TestClass, name: str) -> ast.AST | None:
         """``name`` defined by ``cls`` or, through its bases, by a class of this file."""

@@ -106,6 +106,7 @@ GUEST_NAMES = (
             "create_connection",
             "socket",
             "connect",
+            "bind",  # not a guest itself: where a socket the test made listens
             "create_engine",
             "HTTPConnection",
             "HTTPSConnection",

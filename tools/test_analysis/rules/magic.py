@@ -15,7 +15,11 @@ default: only numbers the test does not explain. Not reported there:
 - sentinels: 42 and friends, well-known ports, seconds per minute/hour/day, powers of two
   (and one less), round numbers, repeated or counting digits (1111, 1234), years, and
   one-decimal floats, and complex literals; a hex sentinel only when written in hex
-  (``3735928559`` hides ``0xDEADBEEF``).
+  (``3735928559`` hides ``0xDEADBEEF``);
+- numbers written in hex, octal or binary (``0o700``: a mode written as one), numbers the
+  test's comments state, counts of a named unit (``-5 * ONE_HOUR``), a tolerance off a named
+  bound in an ordering comparison (``>= GRACE - 0.05``), and values written in the test's
+  strings in any notation (``"45.8e-2"``).
 
 The fix replaces the number by a constant named after what it is compared with
 (``len(rows) == 17`` -> ``EXPECTED_ROWS_COUNT``), printed from the AST so it parses.
@@ -46,7 +50,7 @@ _SENTINELS = frozenset(
     | {21, 22, 25, 53, 80, 443, 8000, 8080, 8443}  # well-known ports
     | {60, 3600, 86400, 604800}  # seconds in a minute, hour, day, week
 )
-_DIGITS = re.compile(rb"(?<![\w.])-?\d+(?:\.\d+)?")
+_DIGITS = re.compile(rb"(?<![\w.])-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
 _BUDGET = 64  # long literal tables are data, not assertions; stop looking
 #: Operands combined three at a time, only in tests with at most this many distinct
 #: numbers (6 -> under 2k candidate values; more would explain any small number by chance).
@@ -164,11 +168,14 @@ def _test_numbers(em: Emitter, facts: TestFacts) -> dict[Any, int]:
                 counts[len(v)] = counts.get(len(v), 0) + 1
                 for m in _DIGITS.findall(raw[:2000]):
                     text = m.decode()
-                    num: Any = float(text) if "." in text else int(text)
+                    num: Any = float(text) if "." in text or "e" in text.lower() else int(text)
                     counts[num] = counts.get(num, 0) + 1
                     # "1-2-3" parsed by the code under test: its numbers feed the arithmetic
                     if len(quoted) < _QUOTED_OPERANDS:
                         quoted.append(num)
+    # numbers the test's comments state (`# M(11; 5, 2, 1, 1, 2) = 83160`)
+    for num in _comment_numbers(em, facts):
+        counts[num] = counts.get(num, 0) + 1
     # values the test's own arithmetic explains: a product/sum/difference of two of its
     # numbers, or (default precision, issue 28) of three ((2 + 5) * 2, 200 + 3 + 4, 1 - 2 - 3
     # of a parsed string), or a running sum/product of its numbers in order (24 in a
@@ -210,6 +217,60 @@ def _test_numbers(em: Emitter, facts: TestFacts) -> dict[Any, int]:
     return counts
 
 
+def _comment_numbers(em: Emitter, facts: TestFacts) -> list[Any]:
+    """Numbers written in the comments of the test's lines."""
+    out: list[Any] = []
+    test = facts.test
+    for line in em.parsed.lines[test.node.lineno - 1 : test.end_line]:
+        at = line.find("#")
+        if at < 0 or line.count('"', 0, at) % 2 or line.count("'", 0, at) % 2:
+            continue  # no comment, or a '#' inside a string
+        for m in _DIGITS.findall(line[at:].encode("utf-8", "surrogatepass")):
+            text = m.decode()
+            try:
+                out.append(float(text) if "." in text or "e" in text.lower() else int(text))
+            except ValueError:
+                continue
+    return out
+
+
+_ORDERING_CALLS = frozenset(
+    {"assertGreater", "assertGreaterEqual", "assertLess", "assertLessEqual"}
+)
+
+
+def _named_quantities(a: Assertion) -> set[int]:
+    """ids of the numbers that count or offset a named value: ``-5 * ONE_HOUR`` (five of a
+    unit), ``GRACE - 0.05`` in an ordering comparison (a tolerance)."""
+    out: set[int] = set()
+    root = a.node
+    ordering = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
+    compares = [n for n in ast.walk(root) if type(n) is ast.Compare]
+    tolerant = a.name in _ORDERING_CALLS or any(
+        all(type(op) in ordering for op in c.ops) for c in compares
+    )
+    for n in ast.walk(root):
+        if type(n) is not ast.BinOp:
+            continue
+        named = [x for x in (n.left, n.right) if type(x) in (ast.Name, ast.Attribute)]
+        if not named:
+            continue
+        if type(n.op) is ast.Mult or (tolerant and type(n.op) in (ast.Add, ast.Sub)):
+            for x in (n.left, n.right):
+                if type(x) is ast.UnaryOp:
+                    out.add(id(x))
+                    x = x.operand
+                out.add(id(x))
+    return out
+
+
+def _written_in_base(em: Emitter, node: ast.AST) -> bool:
+    """A number written in hex, octal or binary (``0o700``, ``0xFF``): a mode, a mask or a
+    bit pattern, written as what it is."""
+    text = segment(em.parsed, node).lstrip("-+( ").lower()
+    return text.startswith(("0x", "0o", "0b"))
+
+
 def check_magic(em: Emitter, a: Assertion, facts: TestFacts) -> None:
     """Report the first unexplained number of assertion ``a``."""
     allowed = em.rc.allowed_numbers
@@ -227,12 +288,15 @@ def check_magic(em: Emitter, a: Assertion, facts: TestFacts) -> None:
         return  # assertNotEqual(x, 19): any other value would do, the number means nothing
     if not strict:
         counts = _test_numbers(em, facts)
+        named = _named_quantities(a)
         hits = [
             (node, value, actual)
             for node, value, actual in hits
             if not (http_status(value) is not None and _status_compare(actual, operands))
             and not (is_sentinel(value) and _written_as_meant(em, node, value))
             and counts.get(value, 0) < 1
+            and id(node) not in named
+            and not _written_in_base(em, node)
         ]
         if not hits:
             return

@@ -3,7 +3,11 @@
 duplicate-assert (both profiles): the same assertion back to back, never when evaluating it
 may change state (any call but a few pure builtins, awaits, yields: ``next(it)``,
 ``lock.acquire()``, ``rrset.count()`` filling a cache), never for context-manager guards,
-never across the two branches of an if.
+never across the two branches of an if, never across the end of a ``with`` block (its
+``__exit__`` ran in between: ``assert lock.is_locked`` inside and after a nested ``with lock``
+checks two states), and never when the checks in between count calls (``assert str(dv) ==
+"x"; assert dv.calls == 1; assert str(dv) == "x"``: the repeat is the second evaluation a
+cache test observes). "Same" is the same code: whitespace inside string literals counts.
 
 redundant-assertion: literals, builtins applied to literals and ``x is x`` always pass; the
 strict profile also reports ``x == x`` on other objects, without claiming it always passes
@@ -78,7 +82,8 @@ def check_duplicates(em: Emitter, assertions: list[Assertion], facts: TestFacts)
     # an assertion that calls something (`self.assertEqual(wrapper(0), 0)`) acts too
     reads = [_reads_only(a) for a in assertions]  # once per assertion: it walks the node
     assertion_lines = {a.node.lineno for a, r in zip(assertions, reads, strict=True) if r}  # type: ignore[attr-defined]
-    actions = sorted({line for line in facts.stmt_lines if line not in assertion_lines})
+    actions: list[float] | None = None  # computed for the first repeat only
+    nodes: dict[str, ast.AST] = {}
     for a, reads_only in zip(assertions, reads, strict=True):
         node = a.node
         if a.guard or a.kind in ("framework", "local", "raise"):
@@ -95,12 +100,24 @@ def check_duplicates(em: Emitter, assertions: list[Assertion], facts: TestFacts)
         first = seen.get(key)
         line: int = node.lineno  # type: ignore[attr-defined]
         seen[key] = line
-        if first is None:
+        earlier = nodes.get(key)
+        nodes[key] = node
+        if first is None or earlier is None:
             continue
+        if actions is None:
+            actions = sorted(
+                {line for line in facts.stmt_lines if line not in assertion_lines}
+                # a with block's __exit__ runs after its last line
+                | {end + 0.5 for end in _with_ends(facts.test.node)}
+            )
         if bisect.bisect_right(actions, first) != bisect.bisect_left(actions, line):
             continue  # something happened in between
         if _other_branch(facts, first, line):
             continue  # `if x: assert a` / `else: assert a`: never both run
+        if not same_expr(earlier, node):
+            continue  # `"div/*"` and `"div /*"`: only whitespace inside a string differs
+        if _counts_calls_between(assertions, a, first, line):
+            continue  # the repeat is the evaluation a call counter observes
         em.emit_node(
             "duplicate-assert",
             node,
@@ -113,6 +130,41 @@ def check_duplicates(em: Emitter, assertions: list[Assertion], facts: TestFacts)
                 "code": unparse(node),
             },
         )
+
+
+def _with_ends(node: ast.AST) -> list[int]:
+    """Last lines of the test's ``with`` blocks (nested defs included: cheap and harmless)."""
+    return [
+        n.end_lineno or n.lineno
+        for n in walk(node)
+        if (type(n) is ast.With or type(n) is ast.AsyncWith) and n is not node
+    ]
+
+
+#: Attributes that count calls or evaluations (mock's, functools' caches, hand-made counters).
+_COUNTERS = frozenset(
+    {"call_count", "called", "calls", "call_args", "call_args_list", "mock_calls",
+     "await_count", "hits", "misses", "currsize", "cache_info", "count", "counter"}
+)  # fmt: skip
+
+
+def _counts(node: ast.AST) -> bool:
+    for n in walk(node):
+        t = type(n)
+        if t is ast.Attribute and (n.attr in _COUNTERS or n.attr.endswith("_count")):  # type: ignore[attr-defined]
+            return True
+        if t is ast.Name and (n.id in _COUNTERS or n.id.endswith("_count")):  # type: ignore[attr-defined]
+            return True
+    return False
+
+
+def _counts_calls_between(
+    assertions: list[Assertion], repeat: Assertion, first: int, line: int
+) -> bool:
+    """Assertions between the two copies, and the repeat itself, of which one reads a call
+    counter: the repeat is a second evaluation whose effect (or its absence) is checked."""
+    between = [a for a in assertions if first < a.node.lineno < line]  # type: ignore[attr-defined]
+    return bool(between) and any(_counts(a.node) for a in [*between, repeat])
 
 
 def _other_branch(facts: TestFacts, first: int, second: int) -> bool:
@@ -216,6 +268,20 @@ def _builtin_value(node: ast.expr) -> bool:
     )
 
 
+#: Builtins whose result is a plain int, bool or type whatever their argument.
+_PLAIN_RESULT = frozenset({"len", "type", "id", "isinstance", "issubclass", "hasattr", "callable"})
+
+
+def _builtin_result(node: ast.expr) -> bool:
+    """``len(x)``, ``type(x)``: a builtin whose result compares with itself by value."""
+    return (
+        type(node) is ast.Call
+        and type(node.func) is ast.Name
+        and node.func.id in _PLAIN_RESULT
+        and not node.keywords
+    )
+
+
 def _compare_fixed(em: Emitter, left: ast.expr, right: ast.expr, op: type) -> str | None:
     left_lit, _ = literal_value(left)
     right_lit, _ = literal_value(right)
@@ -233,6 +299,9 @@ def _compare_fixed(em: Emitter, left: ast.expr, right: ast.expr, op: type) -> st
         return "checks that a name is itself and always passes"
     if _builtin_value(left):
         return "compares a builtin value with itself and always passes"
+    if _builtin_result(left):
+        # `len(b) == len(b)`: an int compared with itself; no __eq__ of the test's is run
+        return "compares a builtin's result with itself and always passes"
     if em.rc.strict:
         # `x == x` / `x <= x` on a user object runs its __eq__ / ordering: not fixed.
         return "compares an expression with itself"

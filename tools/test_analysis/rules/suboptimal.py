@@ -4,14 +4,26 @@ unittest: ``assertTrue(a == b)`` -> ``assertEqual(a, b)`` (and the other compari
 ``isinstance``, ``not``), ``assertEqual(x, None/True/False)`` -> ``assertIsNone(x)`` /
 ``assertTrue(x)``, and deprecated aliases (``assertEquals``, ``failUnless``, ...).
 pytest: ``assert x == None`` / ``== True`` / ``== False`` -> ``is`` comparisons.
+
+default: only where the better form shows what the failure hides. Not reported there:
+
+- ``assertEqual(x, None/True/False)`` and pytest's ``assert x == None/True/False``: the
+  failure already prints ``x`` whole (a bool or None has nothing more to show); kept when
+  ``x`` is ``isinstance(...)``, ``hasattr(...)`` or a comparison, whose specific assertion
+  would show the type, the object or the container;
+- ``assertTrue(a == b)`` / ``assertTrue(a is b)`` between two objects the test holds (no
+  literal, no call, neither named as the expected value): equality or identity itself is
+  the subject (a copy, a pickle, a cache), and ``assertEqual`` would add two reprs;
+- ``assertTrue(isinstance(err, E))`` inside ``except E as err``: it cannot fail, so a
+  better assertion cannot say more.
 """
 
 from __future__ import annotations
 
 import ast
 
-from tools.test_analysis.rules.common import Emitter, segment
-from tools.test_analysis.rules.facts import Assertion
+from tools.test_analysis.rules.common import Emitter, dotted_name, literal_value, segment
+from tools.test_analysis.rules.facts import Assertion, TestFacts
 from tools.test_analysis.rules.fixes import unparse
 
 _TRUE_MAP: dict[type, str] = {
@@ -87,10 +99,75 @@ def _emit(em: Emitter, a: Assertion, better: str, fixed: str, why: str) -> None:
     )
 
 
-def check_suboptimal(em: Emitter, a: Assertion) -> None:
+#: Builtin checks whose specific assertion shows more than their bool (the type, the object).
+_REVEALING_CALLS = frozenset({"isinstance", "issubclass", "hasattr", "callable"})
+#: Names of an expected value: ``assertTrue(result == expected)`` hides the result.
+_EXPECTED_WORDS = ("expect", "want", "correct", "golden", "truth", "reference")
+
+
+def _reveals_more(node: ast.expr) -> bool:
+    """A check whose specific assertion would show what its bool hides."""
+    if type(node) is ast.Compare:
+        return True
+    return (
+        type(node) is ast.Call and type(node.func) is ast.Name and node.func.id in _REVEALING_CALLS
+    )
+
+
+def _held_object(node: ast.expr) -> bool:
+    """A name, attribute or subscript of one (no literal, no call): an object the test holds,
+    not an expected value written down."""
+    while type(node) in (ast.Attribute, ast.Subscript):
+        if type(node) is ast.Subscript:
+            ok, _ = literal_value(node.slice)
+            if not ok:
+                return False
+        node = node.value  # type: ignore[attr-defined]
+    if type(node) is not ast.Name:
+        return False
+    return not node.id.lower().startswith(_EXPECTED_WORDS)
+
+
+def _compares_held_objects(left: ast.expr, right: ast.expr) -> bool:
+    text = (unparse(left) + " " + unparse(right)).lower()
+    return (
+        _held_object(left)
+        and _held_object(right)
+        and not any(word in text for word in _EXPECTED_WORDS)
+    )
+
+
+def _caught_type(facts: TestFacts, a: Assertion, name: str) -> list[str]:
+    """The exception types of the ``except ... as <name>`` whose body holds ``a``."""
+    line: int = a.node.lineno  # type: ignore[attr-defined]
+    for n in ast.walk(facts.test.node):
+        if type(n) is ast.ExceptHandler and n.name == name and n.type is not None:
+            if n.body[0].lineno <= line <= (n.body[-1].end_lineno or line):
+                types = n.type.elts if type(n.type) is ast.Tuple else [n.type]
+                return [dotted_name(t).rsplit(".", 1)[-1] for t in types]
+    return []
+
+
+#: Builtin names of one exception class.
+_ALIASES = {"IOError": "OSError", "EnvironmentError": "OSError", "error": "OSError"}
+
+
+def _cannot_fail(facts: TestFacts, a: Assertion, check: ast.Call) -> bool:
+    """``isinstance(err, E)`` inside ``except E as err``: always true."""
+    if len(check.args) != 2 or type(check.args[0]) is not ast.Name:
+        return False
+    caught = {_ALIASES.get(t, t) for t in _caught_type(facts, a, check.args[0].id)}
+    wanted = check.args[1]
+    names = wanted.elts if type(wanted) is ast.Tuple else [wanted]
+    asked = {_ALIASES.get(n, n) for n in (dotted_name(x).rsplit(".", 1)[-1] for x in names)}
+    return bool(caught) and caught <= asked
+
+
+def check_suboptimal(em: Emitter, a: Assertion, facts: TestFacts) -> None:
     """Report one suboptimal-assert finding for ``a`` if a better form exists."""
     if a.kind == "assert":
-        _pytest_style(em, a)
+        if em.rc.strict:
+            _pytest_style(em, a)  # default: pytest's report prints the value anyway
         return
     call: ast.Call = a.node  # type: ignore[assignment]
     name = a.name
@@ -115,6 +192,12 @@ def check_suboptimal(em: Emitter, a: Assertion) -> None:
         if type(first) is ast.Compare and len(first.ops) == 1:
             op = type(first.ops[0])
             left, right = first.left, first.comparators[0]
+            if (
+                not em.rc.strict
+                and op in (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)
+                and _compares_held_objects(left, right)
+            ):
+                return  # default: `a == b` / `a is b` of two held objects is the subject
             if type(right) is ast.Constant and right.value is None and op in (ast.Is, ast.IsNot):
                 better = "assertIsNone" if (op is ast.Is) == positive else "assertIsNotNone"
                 _emit(
@@ -143,6 +226,8 @@ def check_suboptimal(em: Emitter, a: Assertion) -> None:
             and first.func.id == "isinstance"
             and len(first.args) == 2
         ):
+            if not em.rc.strict and _cannot_fail(facts, a, first):
+                return  # default: the handler already caught that type
             better = "assertIsInstance" if positive else "assertNotIsInstance"
             obj, typ = first.args
             _emit(
@@ -167,6 +252,12 @@ def check_suboptimal(em: Emitter, a: Assertion) -> None:
         for value, other in ((args[1], args[0]), (args[0], args[1])):
             if type(value) is not ast.Constant:
                 continue
+            if (
+                not em.rc.strict
+                and (value.value is None or isinstance(value.value, bool))
+                and not _reveals_more(other)
+            ):
+                return  # default: the failure prints `other`, a bool or None has no more
             if value.value is None:
                 if name in ("assertIs", "assertIsNot") and not em.rc.strict:
                     return  # assertIs(x, None) already says "x is not None": style only
