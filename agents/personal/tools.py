@@ -221,7 +221,7 @@ def bind(op: Operation[Any, Any], render: Render, *, name: str | None = None) ->
         coroutine=call,
         name=op.name,
         description=inner.description,
-        args_schema=op.input_model,
+        args_schema=op.tool_args_model(),  # the input model (unknown fields refused) + runtime
         infer_schema=False,
     )
 

@@ -152,7 +152,7 @@ class McpEndpoint:
             payload = op.parse(arguments)
             output = await op(self._context(who, services), payload)
         except Exception as exc:  # every refusal and failure is the tool's error, never a 500
-            return tools.error(tools.error_message(name, exc))
+            return tools.error(tools.error_message(name, exc, op.input_model))
         return tools.result(output)
 
     async def list_resources(self) -> list[types.Resource]:

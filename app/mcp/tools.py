@@ -31,7 +31,13 @@ from starlette.exceptions import HTTPException
 from app.errors import DEPENDENCIES, DependencyUnavailable, dependency_of
 from app.mcp.graph_operations import GRAPH_OPERATIONS
 from app.runs.executor import describe_failure
-from tools.operations import EngineNotOpen, Operation, OperationError, OperationRegistry
+from tools.operations import (
+    EngineNotOpen,
+    Operation,
+    OperationError,
+    OperationRegistry,
+    invalid_arguments,
+)
 
 log = logging.getLogger(__name__)
 
@@ -85,19 +91,11 @@ def result(output: BaseModel) -> types.CallToolResult:
     )
 
 
-def invalid_arguments(exc: ValidationError) -> str:
-    """The input model's complaints, one per field (as the REST 422 words them)."""
-    problems = "; ".join(
-        f"{'.'.join(str(p) for p in err.get('loc', ())) or 'arguments'}: {err.get('msg')}"
-        for err in exc.errors(include_url=False)
-    )
-    return f"Invalid arguments: {problems}"
-
-
-def error_message(name: str, exc: BaseException) -> str:
-    """What a tool error says about ``exc`` (raised by tool ``name``)."""
+def error_message(name: str, exc: BaseException, model: type[BaseModel] | None = None) -> str:
+    """What a tool error says about ``exc`` (raised by tool ``name``, whose arguments
+    ``model`` validates: an unknown argument is named with the accepted ones)."""
     if isinstance(exc, ValidationError):
-        return invalid_arguments(exc)
+        return invalid_arguments(exc, model)
     if isinstance(exc, EngineNotOpen):
         return f"{exc} (status {exc.status}; dependency: {exc.dependency})"
     if isinstance(exc, OperationError):

@@ -28,7 +28,7 @@ from app.errors import COMMON_ERRORS, error_responses
 from app.operations import OperationContextDep, context_for
 from app.security import CallerDep
 from app.services import ServicesDep
-from tools.operations import Operation, OperationContext
+from tools.operations import Operation, OperationContext, argument_problems
 from tools.personal.models import (
     Event,
     EventCreate,
@@ -80,9 +80,7 @@ async def _call(op: Operation[Any, Any], ctx: OperationContext, **values: Any) -
     try:
         payload = op.parse(values)
     except ValidationError as exc:
-        reasons = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()[:5]
-        )
+        reasons = "; ".join(argument_problems(exc, op.input_model)[:5])
         raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, reasons) from None
     return await op(ctx, payload)
 

@@ -33,7 +33,7 @@ from tests.support.servers import RedisServer, free_port
 
 KEYS = {
     name: f"mcp-key-{name}-0123456789"
-    for name in ("a", "b", "quota", "rate", "docs", "units", "errors")
+    for name in ("a", "b", "quota", "rate", "docs", "units", "errors", "strict")
 }
 #: Tool calls per key per minute on the test server (the rate test makes one more).
 RATE_LIMIT = 100

@@ -293,4 +293,48 @@ async def test_the_issues_tools_are_served(mcp_server: McpServer, name: str) -> 
         listed = {tool.name: tool for tool in (await session.list_tools()).tools}
     tool = listed[name]
     assert tool.description and tool.inputSchema["type"] == "object"
+    assert tool.inputSchema["additionalProperties"] is False  # unknown arguments are refused
     assert tool.outputSchema is not None and tool.outputSchema["type"] == "object"
+
+
+async def test_unknown_arguments_are_refused_naming_the_accepted_ones(
+    mcp_server: McpServer,
+) -> None:
+    """A misspelt argument is a tool error, never a silently lost value (as REST's 422)."""
+    async with mcp_server.session(KEYS["strict"]) as session:
+        typo = refused(
+            await call(session, "create_task", title="probe", due_date="2031-01-01T00:00:00Z"),
+            "due_date: unknown field",
+            "accepted: title, due_at,",
+        )
+        assert "Invalid arguments" in typo
+        refused(
+            await call(session, "check_code", code=TOTALS, function_name="totals", timeout=9),
+            "timeout: unknown field",
+            "accepted: code, function_name",
+        )
+        refused(
+            await call(session, "search_documents", query="x", k=50),
+            "k: unknown field",
+            "top_k",
+        )
+        refused(await call(session, "list_tasks", bogus=1), "bogus: unknown field", "status")
+        # a nested object names its own fields
+        refused(
+            await call(session, "analyze_tests", files=[{"path": "t.py", "content": "", "x": 1}]),
+            "files.0.x: unknown field",
+            "accepted: path, content",
+        )
+        assert ok(await call(session, "list_tasks"))["total"] == 0  # nothing was created
+        # the hidden aliases of the REST query parameters are fields, not unknown ones
+        made = ok(await call(session, "create_task", title="Water the ferns", tags=["home"]))
+        found = ok(await call(session, "list_tasks", q="ferns", tag=["home"]))
+        assert [t["id"] for t in found["items"]] == [made["id"]]
+    # REST answers the same body 422 naming the field
+    answer = httpx.post(
+        f"{mcp_server.url}/documents/search",
+        json={"query": "x", "k": 50},
+        headers={"X-API-Key": KEYS["strict"]},
+        timeout=60,
+    )
+    assert answer.status_code == 422 and "k" in answer.json()["error"]["message"], answer.text

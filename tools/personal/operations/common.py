@@ -17,7 +17,14 @@ from typing import Annotated, Any, Generic
 import psycopg
 from pydantic import BaseModel, Field, ValidationError, create_model
 
-from tools.operations import NotFound, Operation, OperationContext, OperationError, operation
+from tools.operations import (
+    Arguments,
+    NotFound,
+    Operation,
+    OperationContext,
+    OperationError,
+    operation,
+)
 from tools.personal.dates import DateRange, Prefer, find_range, local_now, parse_datetime
 from tools.personal.format import describe
 from tools.personal.models import EventFilter, Hit, ItemT, Kind, MealFilter, Page, TaskFilter
@@ -214,7 +221,7 @@ def changes(
     return out
 
 
-class ItemRef(BaseModel):
+class ItemRef(Arguments):
     """An item by id, or by words of its title."""
 
     match: str | None = Field(None, max_length=200, description="Or words of its title.")
@@ -287,6 +294,7 @@ def search_operation(
     (``label``: how the list is named, "about" or "like" the query)."""
     args_model = create_model(
         f"Search{kind.capitalize()}s",
+        __base__=Arguments,
         query=(str, Field(min_length=1, max_length=500, description=query_help)),
         limit=(int, Field(10, ge=1, le=100)),
     )
@@ -307,7 +315,7 @@ def search_operation(
     )
 
 
-class DayArgs(BaseModel):
+class DayArgs(Arguments):
     """Arguments of a daily summary."""
 
     day: str = Field("today", max_length=100, description="The day: 'today', 'yesterday', a date.")

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import AliasChoices, AwareDatetime, BaseModel, Field
+from pydantic import AliasChoices, AwareDatetime, Field
 
-from tools.operations import OperationContext
+from tools.operations import Arguments, OperationContext
 from tools.personal.format import describe
 from tools.personal.models import MAX_LIST_ITEMS, Event, EventCreate, EventFilter, EventUpdate
 from tools.personal.operations.common import (
@@ -32,7 +32,7 @@ from tools.personal.operations.common import (
 )
 
 
-class CreateEvent(BaseModel):
+class CreateEvent(Arguments):
     title: str = Field(min_length=1, max_length=200, description="e.g. 'Lunch with Sam'.")
     # POST /events's names first (shown to MCP clients); the agents' model sees starts / ends
     starts: str = Field(
@@ -82,14 +82,14 @@ async def create_event(ctx: OperationContext, args: CreateEvent) -> Event:
         return await engine(ctx).create_event(ctx.owner, data, tz=ctx.timezone)
 
 
-class EventId(BaseModel):
+class EventId(Arguments):
     event_id: int = Field(ge=1, le=2**62, description="The event's id (#n in lists).")
 
 
 get_event = get_operation("event", Event, EventId)
 
 
-class ListEvents(BaseModel):
+class ListEvents(Arguments):
     starts: str | None = Field(
         None, max_length=100, description="Period: 'today', 'tomorrow', 'next week', a date."
     )
@@ -215,7 +215,7 @@ search_events = search_operation(
 )
 
 
-class HybridSearchEvents(BaseModel):
+class HybridSearchEvents(Arguments):
     query: str = Field(min_length=1, max_length=500, description="What the events are about.")
     starts: str | None = Field(None, max_length=100, description="Within this period.")
     attendee: str | None = Field(None, max_length=120)

@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic import AliasChoices, AwareDatetime, BaseModel, Field
 
-from tools.operations import OperationContext
+from tools.operations import Arguments, OperationContext
 from tools.personal.models import (
     MAX_LIST_ITEMS,
     Meal,
@@ -51,7 +51,7 @@ def default_meal_time(meal_type: str, day: datetime, now: datetime) -> datetime:
     return min(moment_, now) if moment_.date() == now.date() else moment_
 
 
-class LogMeal(BaseModel):
+class LogMeal(Arguments):
     description: str = Field(min_length=1, max_length=200, description="What was eaten.")
     meal_type: MealType = Field(description="breakfast, lunch, dinner or snack.")
     eaten_at: str | None = Field(
@@ -77,14 +77,14 @@ async def log_meal(ctx: OperationContext, args: LogMeal) -> Meal:
         return await engine(ctx).create_meal(ctx.owner, data, tz=ctx.timezone)
 
 
-class MealId(BaseModel):
+class MealId(Arguments):
     meal_id: int = Field(ge=1, le=2**62, description="The meal's id (#n in lists).")
 
 
 get_meal = get_operation("meal", Meal, MealId)
 
 
-class ListMeals(BaseModel):
+class ListMeals(Arguments):
     eaten: str | None = Field(
         None, max_length=100, description="Period: 'today', 'yesterday', 'this week', a date."
     )
@@ -177,7 +177,7 @@ async def delete_meal(ctx: OperationContext, args: MealId) -> Meal:
         return await engine(ctx).delete_meal(ctx.owner, args.meal_id)
 
 
-class TotalsArgs(BaseModel):
+class TotalsArgs(Arguments):
     period: str = Field(
         "today", max_length=100, description="'today', 'yesterday', 'this week', 'last 7 days'."
     )
@@ -211,7 +211,7 @@ search_meals = search_operation(
 )
 
 
-class HybridSearchMeals(BaseModel):
+class HybridSearchMeals(Arguments):
     query: str = Field(min_length=1, max_length=500, description="What the meals are like.")
     meal_type: list[MealType] | None = None
     eaten: str | None = Field(None, max_length=100, description="Within this period.")

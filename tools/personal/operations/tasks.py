@@ -6,9 +6,9 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any, Literal
 
-from pydantic import AliasChoices, AwareDatetime, BaseModel, Field
+from pydantic import AliasChoices, AwareDatetime, Field
 
-from tools.operations import OperationContext
+from tools.operations import Arguments, OperationContext
 from tools.personal.format import describe
 from tools.personal.models import (
     MAX_TAGS,
@@ -45,7 +45,7 @@ def _open() -> list[TaskStatus]:
     return ["open"]
 
 
-class CreateTask(BaseModel):
+class CreateTask(Arguments):
     title: str = Field(min_length=1, max_length=200, description="What to do.")
     due: str | None = Field(
         None,
@@ -81,14 +81,14 @@ async def create_task(ctx: OperationContext, args: CreateTask) -> Task:
         return await engine(ctx).create_task(ctx.owner, data, tz=ctx.timezone)
 
 
-class TaskId(BaseModel):
+class TaskId(Arguments):
     task_id: int = Field(ge=1, le=2**62, description="The task's id (#n in lists).")
 
 
 get_task = get_operation("task", Task, TaskId)
 
 
-class ListTasks(BaseModel):
+class ListTasks(Arguments):
     status: list[TaskStatus] | None = Field(
         default_factory=_open, description="Statuses to show (default: open)."
     )
@@ -239,7 +239,7 @@ search_tasks = search_operation(
 )
 
 
-class HybridSearchTasks(BaseModel):
+class HybridSearchTasks(Arguments):
     query: str = Field(min_length=1, max_length=500, description="What the tasks are about.")
     status: list[TaskStatus] | None = Field(default_factory=_open)
     min_priority: Priority | None = None
