@@ -13,7 +13,9 @@
   the traceback).
 - A resource per read-only operation that needs no arguments (the document list, the KPI
   catalogue, the caller's tasks, ...): ``switchyard://<capability>/<operation>``, read as the
-  operation's JSON.
+  operation's JSON (``application/json``, as listed).
+- :func:`catalogue`: the tools and resources of a registry, built once (their JSON schemas are
+  generated once per model): ``tools/list`` and ``resources/list`` answer from it.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import json
 import logging
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from mcp import types
@@ -46,6 +49,7 @@ TEXT_JSON_CHARS = 4000
 #: Fields whose string value leads a result's text rendering.
 LEAD_FIELDS = ("answer", "text", "summary", "message")
 RESOURCE_SCHEME = "switchyard"
+JSON_MIME = "application/json"
 
 
 def served(operations: Iterable[Operation[Any, Any]]) -> OperationRegistry:
@@ -140,13 +144,30 @@ def resource(op: Operation[Any, Any]) -> types.Resource:
         name=op.name,
         title=_title(op),
         description=op.description,
-        mimeType="application/json",
+        mimeType=JSON_MIME,
     )
 
 
-def resource_operation(registry: OperationRegistry, uri: str) -> Operation[Any, Any] | None:
-    """The operation a resource URI names (None for an unknown one)."""
-    return next((op for op in resource_operations(registry) if resource_uri(op) == uri), None)
+@dataclass(frozen=True)
+class Catalogue:
+    """What the MCP server lists of a registry, built once (:func:`catalogue`)."""
+
+    registry: OperationRegistry
+    tools: list[types.Tool]
+    resources: list[types.Resource]
+    #: resource URI -> its operation
+    by_uri: dict[str, Operation[Any, Any]]
+
+
+def catalogue(registry: OperationRegistry) -> Catalogue:
+    """The tools and resources of ``registry`` (JSON schemas generated once per model)."""
+    readable = resource_operations(registry)
+    return Catalogue(
+        registry=registry,
+        tools=[tool(op) for op in registry],
+        resources=[resource(op) for op in readable],
+        by_uri={resource_uri(op): op for op in readable},
+    )
 
 
 # --- the README's tool table -----------------------------------------------------------------

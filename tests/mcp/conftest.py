@@ -33,9 +33,13 @@ from tests.support.servers import RedisServer, free_port
 
 KEYS = {
     name: f"mcp-key-{name}-0123456789"
-    for name in ("a", "b", "quota", "rate", "docs", "units", "errors", "strict")
-}
-#: Tool calls per key per minute on the test server (the rate test makes one more).
+    for name in (
+        "a", "b", "quota", "rate", "docs", "units", "errors", "client", "analytics", "code",
+        "tests", "tasks", "meals", "events", "names", "chat", "listed", "strict", "fuzz",
+        "guard", "degraded", "lists",
+    )
+}  # fmt: skip
+#: MCP requests per key per minute on the test server (the rate test makes one more).
 RATE_LIMIT = 100
 #: Threads per key (the quota test starts one more chat session).
 THREAD_QUOTA = 3
