@@ -143,6 +143,11 @@ async def test_another_key_sees_none_of_the_callers_rows_threads_or_uploads(
     async with mcp_server.session(KEYS["a"]) as a:
         task = ok(await a.call_tool("create_task", {"title": "A's secret errand"}))
         meal = ok(await a.call_tool("log_meal", {"description": "A's soup", "meal_type": "lunch"}))
+        event = ok(
+            await a.call_tool(
+                "create_event", {"title": "A's dentist", "starts_at": "2031-04-01T09:00:00Z"}
+            )
+        )
         turn = ok(await a.call_tool("chat", {"message": "Convert 2 km to m"}))
         docs = ok(await a.call_tool("list_documents", {}))["documents"]
         document_id = next(d["id"] for d in docs if d["source"].endswith("private-notes.md"))
@@ -156,6 +161,14 @@ async def test_another_key_sees_none_of_the_callers_rows_threads_or_uploads(
             "status 404",
         )
         refused(await b.call_tool("delete_meal", {"meal_id": meal["id"]}), "status 404")
+        window = {"starts_from": "2031-01-01T00:00:00Z", "starts_to": "2032-01-01T00:00:00Z"}
+        assert ok(await b.call_tool("list_events", window))["total"] == 0
+        refused(await b.call_tool("get_event", {"event_id": event["id"]}), "status 404")
+        refused(
+            await b.call_tool("update_event", {"event_id": event["id"], "title": "mine"}),
+            "status 404",
+        )
+        refused(await b.call_tool("delete_event", {"event_id": event["id"]}), "status 404")
         # A's session id names nothing for B (thread ids are per owner)
         refused(
             await b.call_tool("chat", {"message": "hi", "session_id": turn["session_id"]}),
@@ -170,6 +183,8 @@ async def test_another_key_sees_none_of_the_callers_rows_threads_or_uploads(
         )
     async with mcp_server.session(KEYS["a"]) as a:
         assert ok(await a.call_tool("get_task", {"task_id": task["id"]}))["title"] == task["title"]
+        mine = ok(await a.call_tool("get_event", {"event_id": event["id"]}))
+        assert mine["title"] == "A's dentist"
         again = ok(await a.call_tool("chat", {"message": "hi", "session_id": turn["session_id"]}))
         assert again["turn"] == 2
 
