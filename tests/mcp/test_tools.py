@@ -337,3 +337,55 @@ async def test_unknown_arguments_are_refused_naming_the_accepted_ones(
         timeout=60,
     )
     assert answer.status_code == 422 and "k" in answer.json()["error"]["message"], answer.text
+
+
+async def test_lists_default_as_rest_and_creates_take_the_callers_zone(
+    mcp_server: McpServer,
+) -> None:
+    """The list tools' defaults are the operations', which GET /tasks, /meals and /events use
+    too (every status, newest meals first, PERSONAL_PAGE_SIZE rows); a create takes ``tz``
+    where POST takes ``?tz=`` (default PERSONAL_TIMEZONE)."""
+    key = KEYS["lists"]
+    page_size = mcp_server.app.state.settings.personal.page_size
+
+    def rest(path: str) -> list[int]:
+        answer = httpx.get(f"{mcp_server.url}{path}", headers={"X-API-Key": key}, timeout=60)
+        assert answer.status_code == 200, answer.text
+        assert answer.json()["limit"] == page_size
+        return [row["id"] for row in answer.json()["items"]]
+
+    async with mcp_server.session(key) as session:
+        paid = ok(await call(session, "create_task", title="Pay the plumber"))
+        ok(await call(session, "update_task", task_id=paid["id"], status="done"))
+        ok(await call(session, "create_task", title="Call the plumber"))
+        tasks = ok(await call(session, "list_tasks"))
+        assert tasks["total"] == 2 and tasks["limit"] == page_size
+        assert [t["id"] for t in tasks["items"]] == rest("/tasks")
+        for eaten in ("2031-01-01T08:00:00Z", "2031-01-02T08:00:00Z"):
+            ok(await call(session, "log_meal", description="rye porridge", meal_type="breakfast",
+                          eaten_at=eaten))  # fmt: skip
+        meals = ok(await call(session, "list_meals"))
+        assert [m["id"] for m in meals["items"]] == rest("/meals")
+        assert meals["items"][0]["eaten_at"].startswith("2031-01-02")  # newest first
+        ok(
+            await call(
+                session, "create_event", title="Boiler check", starts_at="2031-01-03T09:00:00Z"
+            )
+        )
+        events = ok(await call(session, "list_events"))
+        assert [e["id"] for e in events["items"]] == rest("/events")
+
+        # the caller's zone: dates in words are read in it, the item's times shown in it
+        tokyo = ok(await call(session, "create_task", title="Call Kenji", due_at="2031-01-05 09:00",
+                              tz="Asia/Tokyo"))  # fmt: skip
+        assert tokyo["tz"] == "Asia/Tokyo" and tokyo["due_at"] == "2031-01-05T09:00:00+09:00"
+        home = ok(await call(session, "create_task", title="Call Anna", due_at="2031-01-05 09:00"))
+        assert home["tz"] == mcp_server.app.state.settings.personal.timezone
+        meal = ok(await call(session, "log_meal", description="ramen", meal_type="dinner",
+                             eaten_at="2031-01-05 19:00", tz="Asia/Tokyo"))  # fmt: skip
+        assert meal["eaten_at"] == "2031-01-05T19:00:00+09:00"
+        event = ok(await call(session, "create_event", title="Sumo", starts_at="2031-01-06 15:00",
+                              tz="Asia/Tokyo"))  # fmt: skip
+        assert event["starts_at"] == "2031-01-06T15:00:00+09:00"
+        refused(await call(session, "create_task", title="x", tz="Mars/Olympus"), "tz", "IANA")
+        refused(await call(session, "log_meal", description="x", meal_type="lunch", tz=""), "tz")

@@ -17,6 +17,7 @@ from tools.personal.operations.common import (
     Listing,
     Offset,
     Sent,
+    Zone,
     changes,
     clock,
     engine,
@@ -29,6 +30,7 @@ from tools.personal.operations.common import (
     resolve_target,
     search_operation,
     send_webhook,
+    zoned,
 )
 
 
@@ -62,11 +64,13 @@ class CreateEvent(Arguments):
         max_length=500,
         description="Recurrence as an RFC 5545 RRULE, e.g. 'FREQ=WEEKLY;BYDAY=MO;COUNT=10'.",
     )
+    tz: Zone = None
 
 
 @personal()
 async def create_event(ctx: OperationContext, args: CreateEvent) -> Event:
     """Put an event on the user's calendar."""
+    ctx = zoned(ctx, args.tz)
     with refusals():
         starts = moment(args.starts, ctx)  # None: refused by EventCreate
         data = EventCreate(
@@ -90,6 +94,9 @@ get_event = get_operation("event", Event, EventId)
 
 
 class ListEvents(Arguments):
+    """The filters of an event list; the defaults are GET /events's (by start, a page of
+    PERSONAL_PAGE_SIZE): the route passes only what its caller gave."""
+
     starts: str | None = Field(
         None, max_length=100, description="Period: 'today', 'tomorrow', 'next week', a date."
     )
@@ -103,7 +110,7 @@ class ListEvents(Arguments):
     upcoming: bool = Field(False, description="Only events that have not started yet.")
     starts_from: AwareDatetime | None = Field(None, description="Starting at or after (ISO).")
     starts_to: AwareDatetime | None = Field(None, description="Starting before (ISO 8601).")
-    limit: Limit = 20
+    limit: Limit = None
     offset: Offset = 0
 
 

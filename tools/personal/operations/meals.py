@@ -24,6 +24,7 @@ from tools.personal.operations.common import (
     Listing,
     Offset,
     Sent,
+    Zone,
     changes,
     clock,
     engine,
@@ -34,6 +35,7 @@ from tools.personal.operations.common import (
     refusals,
     search_operation,
     send_webhook,
+    zoned,
 )
 
 #: When a meal of each type is taken to be eaten when no time is given (hour, minute).
@@ -62,17 +64,19 @@ class LogMeal(Arguments):
     protein_g: float | None = Field(None, ge=0, le=2_000)
     carbs_g: float | None = Field(None, ge=0, le=2_000)
     fat_g: float | None = Field(None, ge=0, le=2_000)
+    tz: Zone = None
 
 
 @personal()
 async def log_meal(ctx: OperationContext, args: LogMeal) -> Meal:
     """Log a meal the user ate, with calories and macros when known."""
+    ctx = zoned(ctx, args.tz)
     with refusals():
         now = clock(ctx)
         when = moment(args.eaten_at, ctx, prefer="past")
         data = MealCreate(
             eaten_at=when or default_meal_time(args.meal_type, now, now),
-            **args.model_dump(exclude={"eaten_at"}),
+            **args.model_dump(exclude={"eaten_at", "tz"}),
         )
         return await engine(ctx).create_meal(ctx.owner, data, tz=ctx.timezone)
 
@@ -85,6 +89,9 @@ get_meal = get_operation("meal", Meal, MealId)
 
 
 class ListMeals(Arguments):
+    """The filters of a meal list; the defaults are GET /meals's (newest first, a page of
+    PERSONAL_PAGE_SIZE): the route passes only what its caller gave."""
+
     eaten: str | None = Field(
         None, max_length=100, description="Period: 'today', 'yesterday', 'this week', a date."
     )
@@ -99,8 +106,8 @@ class ListMeals(Arguments):
     )
     eaten_from: AwareDatetime | None = Field(None, description="Eaten at or after (ISO 8601).")
     eaten_to: AwareDatetime | None = Field(None, description="Eaten before (ISO 8601).")
-    newest_first: bool = Field(False, description="The latest meals first.")
-    limit: Limit = 20
+    newest_first: bool = Field(True, description="The latest meals first (default).")
+    limit: Limit = None
     offset: Offset = 0
 
 

@@ -26,6 +26,7 @@ from tools.personal.operations.common import (
     Listing,
     Offset,
     Sent,
+    Zone,
     changes,
     clock,
     engine,
@@ -38,6 +39,7 @@ from tools.personal.operations.common import (
     resolve_target,
     search_operation,
     send_webhook,
+    zoned,
 )
 
 
@@ -63,11 +65,13 @@ class CreateTask(Arguments):
         description="When to remind the user: ISO 8601, words ('tomorrow at 8'), or a lead "
         "before the due time ('an hour before', '2 days before').",
     )
+    tz: Zone = None
 
 
 @personal()
 async def create_task(ctx: OperationContext, args: CreateTask) -> Task:
     """Create a task or reminder for the user (`remind_at`: when the reminder fires)."""
+    ctx = zoned(ctx, args.tz)
     with refusals():
         due = moment(args.due, ctx)
         data = TaskCreate(
@@ -89,8 +93,11 @@ get_task = get_operation("task", Task, TaskId)
 
 
 class ListTasks(Arguments):
+    """The filters of a task list; the defaults are GET /tasks's (every status, a page of
+    PERSONAL_PAGE_SIZE): the route passes only what its caller gave."""
+
     status: list[TaskStatus] | None = Field(
-        default_factory=_open, description="Statuses to show (default: open)."
+        None, max_length=3, description="Statuses to show (default: every status)."
     )
     due: str | None = Field(
         None, max_length=100, description="Due within a period: 'today', 'this week', 'next month'."
@@ -114,7 +121,7 @@ class ListTasks(Arguments):
     )
     due_from: AwareDatetime | None = Field(None, description="Due at or after (ISO 8601).")
     due_to: AwareDatetime | None = Field(None, description="Due before (ISO 8601).")
-    limit: Limit = 20
+    limit: Limit = None
     offset: Offset = 0
 
 
