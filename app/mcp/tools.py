@@ -173,10 +173,23 @@ def catalogue(registry: OperationRegistry) -> Catalogue:
 # --- the README's tool table -----------------------------------------------------------------
 
 
+#: Abbreviations whose period ends no sentence.
+_ABBREVIATIONS = ("e.g.", "i.e.", "etc.", "vs.", "cf.")
+_SENTENCE_END = re.compile(r"[.!?](?=\s|$)")
+
+
 def _first_sentence(text: str) -> str:
+    """The first sentence of ``text`` (a period of 'e.g.', 'i.e.', ... ends none, nor does
+    one inside parentheses), Markdown-table safe."""
     flat = " ".join(text.split())
-    match = re.match(r"(.+?[.!?])(\s|$)", flat)
-    return (match.group(1) if match else flat).replace("|", "\\|")
+    end = len(flat)
+    for found in _SENTENCE_END.finditer(flat):
+        head = flat[: found.end()]
+        if head.endswith(_ABBREVIATIONS) or head.count("(") > head.count(")"):
+            continue
+        end = found.end()
+        break
+    return flat[:end].replace("|", "\\|")
 
 
 def _arguments(op: Operation[Any, Any]) -> str:

@@ -20,7 +20,7 @@ from pydantic import BaseModel, Field
 from app.components.base import operation_registry
 from app.components.registry import COMPONENTS
 from app.mcp.graph_operations import GRAPH_OPERATIONS
-from app.mcp.tools import served
+from app.mcp.tools import _first_sentence, served
 from tests.mcp.conftest import KEYS, MAX_BODY, RATE_LIMIT, THREAD_QUOTA, McpServer
 from tests.mcp.test_tools import ok, refused
 from tools.operations import Arguments, OperationContext, operation
@@ -382,3 +382,13 @@ async def test_the_thread_quota_is_a_tool_error(mcp_server: McpServer) -> None:
             "MAX_THREADS_PER_OWNER",
             "status 429",
         )
+
+
+def test_the_readme_row_keeps_a_sentence_whole() -> None:
+    """A period of 'e.g.' (or inside parentheses) ends no sentence of the tool table."""
+    text = "Send a 'reminder due' webhook for a task (e.g. to an n8n workflow). More words."
+    assert _first_sentence(text) == (
+        "Send a 'reminder due' webhook for a task (e.g. to an n8n workflow)."
+    )
+    assert _first_sentence("Ask it, i.e. the model. Then go.") == "Ask it, i.e. the model."
+    assert _first_sentence("A | B. C.") == "A \\| B."

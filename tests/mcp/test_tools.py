@@ -155,6 +155,16 @@ async def test_analyze_tests(mcp_server: McpServer) -> None:
         assert analysis["issues"] and analysis["files"]
         refused(await call(session, "analyze_tests", files=[]), "files")
         refused(await call(session, "analyze_tests", files=[{"path": "x.py"}]), "content")
+        # a bad config is named compactly (field: message), without pydantic's links
+        bad = {"profile": "loose", "verbose_test_max_statements": 0, "colour": "red"}
+        text = refused(
+            await call(session, "analyze_tests", files=files, config=bad),
+            "invalid config: profile: Input should be 'default' or 'strict'",
+            "verbose_test_max_statements: Input should be greater than or equal to 1",
+            "colour: unknown field; accepted: profile,",
+            "(status 422)",
+        )
+        assert "pydantic.dev" not in text and "For further information" not in text, text
 
 
 async def test_tasks(mcp_server: McpServer) -> None:
