@@ -45,5 +45,5 @@ async def test_redis_down_is_a_tool_error_naming_it(degraded_server: McpServer) 
         finally:
             degraded_server.redis.start()
         # back: the same session goes on
-        turn = ok(await session.call_tool("chat", {"message": "Convert 2 km to m"}))
-        assert "2000" in turn["answer"]
+        again = ok(await session.call_tool("chat", {"message": "Convert 2 km to m"}))
+        assert "2000" in again["answer"]
