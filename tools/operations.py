@@ -39,10 +39,13 @@ Out = TypeVar("Out", bound=BaseModel)
 
 class Arguments(BaseModel):
     """The base of an operation's input model: unknown fields are refused (``extra='forbid'``,
-    ``additionalProperties: false`` in the schema), and so are NaN and Infinity, which JSON
-    does not have (``allow_inf_nan=False``)."""
+    ``additionalProperties: false`` in the schema).
 
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+    NaN is not refused here: an in-process caller may mean it (a missing value in test data);
+    JSON has none, and the serving layers refuse it where JSON comes in (REST's body decoding,
+    ``/mcp``'s guard)."""
+
+    model_config = ConfigDict(extra="forbid")
 
 
 def forbids_extra(model: type[BaseModel]) -> bool:
