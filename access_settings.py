@@ -47,6 +47,13 @@ class ApiSettings(SettingsGroup):
         le=1 << 30,
         description="Max request body / total file size (bytes).",
     )
+    max_json_depth: int = Field(
+        64,
+        ge=8,
+        le=512,
+        description="Deepest nesting of arrays and objects in a JSON-RPC message to /mcp; a "
+        "deeper one is answered 400 before it is parsed.",
+    )
     max_message_chars: int = Field(
         16_000,
         ge=1,

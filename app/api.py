@@ -83,7 +83,7 @@ def create_app(
             services.provider.reason,
         )
         try:
-            async with mcp.running():
+            async with mcp.running(services):
                 yield
         finally:
             await services.stop()
@@ -140,5 +140,7 @@ def create_app(
     for router in agent_server_routers():
         app.include_router(router)
     # MCP clients (Claude Code, Cursor, ...): every served operation as a tool (app/mcp)
-    app.router.routes.append(Route("/mcp", mcp, methods=["GET", "POST", "DELETE"]))
+    # (every method reaches it: without a key 401, then anything but POST 405 with Allow: POST)
+    app.router.routes.append(Route("/mcp", mcp))
+    app.state.mcp = mcp
     return app

@@ -9,13 +9,21 @@ tuple; the app composes every capability's tuple into one :class:`OperationRegis
 
 The caller is always explicit (:class:`OperationContext`: the owner whose data it touches and
 where the engines are), so an operation is owner-scoped wherever it is served from.
+
+An operation's input model refuses unknown fields (``extra='forbid'``, which also puts
+``additionalProperties: false`` in its schema; :class:`Arguments` is the base that says so):
+a misspelt argument (``due_date`` for ``due_at``) is an error naming it and the accepted ones
+(:func:`invalid_arguments`) wherever the operation is served, never a silently lost value.
+:class:`Operation` refuses a model that would ignore them.
 """
 
 from __future__ import annotations
 
+import copy
 import inspect
-from collections.abc import Awaitable, Callable, Iterable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from typing import TYPE_CHECKING, Annotated, Any, Generic, Protocol, TypeVar, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -27,6 +35,87 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 In = TypeVar("In", bound=BaseModel)
 Out = TypeVar("Out", bound=BaseModel)
+
+
+class Arguments(BaseModel):
+    """The base of an operation's input model: unknown fields are refused (``extra='forbid'``,
+    ``additionalProperties: false`` in the schema).
+
+    NaN is not refused here: an in-process caller may mean it (a missing value in test data);
+    JSON has none, and the serving layers refuse it where JSON comes in (REST's body decoding,
+    ``/mcp``'s guard)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+def forbids_extra(model: type[BaseModel]) -> bool:
+    """Whether ``model`` refuses unknown fields."""
+    return model.model_config.get("extra") == "forbid"
+
+
+@cache
+def _schema(model: type[BaseModel], mode: str) -> dict[str, Any]:
+    return model.model_json_schema(mode=mode)  # type: ignore[arg-type]
+
+
+def schema_of(model: type[BaseModel], mode: str = "validation") -> dict[str, Any]:
+    """``model``'s JSON schema, generated once per model (a copy: callers may change it)."""
+    return copy.deepcopy(_schema(model, mode))
+
+
+def _resolve(node: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
+    """``node`` with its ``$ref`` followed and an optional's object (or array) branch taken."""
+    for _ in range(32):  # a bound for self-referencing definitions
+        ref = node.get("$ref")
+        if isinstance(ref, str):
+            node = defs.get(ref.rsplit("/", 1)[-1], {})
+            continue
+        branches = [
+            b
+            for key in ("anyOf", "oneOf", "allOf")
+            for b in node.get(key) or ()
+            if isinstance(b, dict) and ("$ref" in b or "properties" in b or "items" in b)
+        ]
+        if not branches:
+            return node
+        node = branches[0]
+    return node
+
+
+def accepted_fields(model: type[BaseModel], path: Sequence[str | int] = ()) -> list[str]:
+    """The field names the object at ``path`` (a validation error's location) of ``model``
+    accepts, as its schema names them ([] when the path leads to no object)."""
+    schema = _schema(model, "validation")
+    defs: dict[str, Any] = schema.get("$defs") or {}
+    node = _resolve(schema, defs)
+    for part in path:
+        if isinstance(part, int):
+            items = node.get("items")
+            node = items if isinstance(items, dict) else {}
+        else:
+            node = (node.get("properties") or {}).get(part) or {}
+        node = _resolve(node, defs)
+    return list(node.get("properties") or {})
+
+
+def argument_problems(exc: ValidationError, model: type[BaseModel] | None = None) -> list[str]:
+    """``exc``'s complaints, one per field (``field: message``, no documentation links); an
+    unknown field is named with the fields accepted in its place (when ``model`` is given)."""
+    problems = []
+    for err in exc.errors(include_url=False):
+        loc = tuple(err.get("loc") or ())
+        where = ".".join(str(p) for p in loc) or "arguments"
+        message = str(err.get("msg"))
+        if err.get("type") == "extra_forbidden":
+            accepted = accepted_fields(model, loc[:-1]) if model is not None else []
+            message = "unknown field" + (f"; accepted: {', '.join(accepted)}" if accepted else "")
+        problems.append(f"{where}: {message}")
+    return problems
+
+
+def invalid_arguments(exc: ValidationError, model: type[BaseModel] | None = None) -> str:
+    """One message for a refused payload: ``Invalid arguments: field: message; ...``."""
+    return "Invalid arguments: " + "; ".join(argument_problems(exc, model))
 
 
 class OperationError(Exception):
@@ -118,6 +207,14 @@ class Operation(Generic[In, Out]):
     #: Whether the operation only reads (MCP clients and the REST verb use this).
     read_only: bool = False
 
+    def __post_init__(self) -> None:
+        if not forbids_extra(self.input_model):
+            raise TypeError(
+                f"operation {self.name}: its input model {self.input_model.__name__} must refuse "
+                "unknown fields (model_config extra='forbid'; base it on "
+                "tools.operations.Arguments), or a misspelt argument is silently dropped"
+            )
+
     async def __call__(self, ctx: OperationContext, payload: In | dict[str, Any]) -> Out:
         """Validate ``payload`` (a model or a dict) and run the operation."""
         data = payload if isinstance(payload, self.input_model) else self.parse(payload)
@@ -130,10 +227,14 @@ class Operation(Generic[In, Out]):
         return self.input_model.model_validate(payload)
 
     def input_schema(self) -> dict[str, Any]:
-        return self.input_model.model_json_schema()
+        return schema_of(self.input_model)
 
     def output_schema(self) -> dict[str, Any]:
-        return self.output_model.model_json_schema(mode="serialization")
+        return schema_of(self.output_model, "serialization")
+
+    def invalid(self, exc: ValidationError) -> str:
+        """The message of a payload this operation's model refused."""
+        return invalid_arguments(exc, self.input_model)
 
     def tool_args_model(self) -> type[BaseModel]:
         """The input model plus the injected ``runtime`` (hidden from the model's schema).
@@ -145,7 +246,11 @@ class Operation(Generic[In, Out]):
 
         namespace = {
             "__module__": self.input_model.__module__,
-            "__annotations__": {"runtime": Annotated[ToolRuntime | None, SkipJsonSchema()]},
+            # any run context (bare ToolRuntime means ToolRuntime[None, ...]: pydantic warned
+            # on every call of an agent whose context is a PersonalContext)
+            "__annotations__": {
+                "runtime": Annotated[ToolRuntime[Any, Any] | None, SkipJsonSchema()]
+            },
             "runtime": None,
             "model_config": ConfigDict(**{**self.input_model.model_config,
                                           "arbitrary_types_allowed": True}),
@@ -179,7 +284,7 @@ class Operation(Generic[In, Out]):
                 if on_error is not None:
                     return on_error(exc)
                 if isinstance(exc, ValidationError):
-                    return f"Error: invalid arguments: {exc.errors(include_url=False)}"
+                    return f"Error: {op.invalid(exc)}"
                 return f"Error: {exc}"
             return render(result) if render is not None else result.model_dump_json()
 
@@ -237,6 +342,11 @@ class OperationRegistry:
         if op.name in self._ops:
             raise ValueError(f"two operations are named {op.name!r}; rename one")
         self._ops[op.name] = op
+
+    @property
+    def version(self) -> int:
+        """Changes when an operation is registered (what a cache of the list is keyed on)."""
+        return len(self._ops)
 
     def get(self, name: str) -> Operation[Any, Any]:
         try:

@@ -240,7 +240,12 @@ async def kpi_analysis_tool(
     return _json(content), analysis.model_dump()
 
 
-@tool(ROOT_CAUSE, args_schema=ops.ExplainChangeInput, response_format="content_and_artifact")
+# the operation's model (unknown fields refused) plus the injected runtime
+@tool(
+    ROOT_CAUSE,
+    args_schema=ops.explain_change.tool_args_model(),
+    response_format="content_and_artifact",
+)
 async def root_cause_analysis_tool(
     metric: str, period: str, runtime: Runtime, comparison: str = "previous period"
 ) -> ToolAnswer:

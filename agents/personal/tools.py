@@ -12,6 +12,7 @@ totals, a webhook sent); a refusal is an error `ToolMessage` in the refusal's ow
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -21,7 +22,8 @@ from langchain.tools import ToolRuntime, tool
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.types import Command
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError, create_model
+from pydantic_core import PydanticUndefined
 
 from agents.personal.context import Domain, HandoffDecision, PersonalContext
 from tools.operations import EngineNotOpen, Operation, OperationContext, OperationError
@@ -201,8 +203,35 @@ def _keep(value: Any) -> Any:
     return value
 
 
+#: What an agent's list shows when its model (or interpreter) names nothing, where that differs
+#: from the operation's defaults (REST's: every status, newest meals first): the to-do list is
+#: the open tasks, and a food diary is read in the order it was eaten.
+AGENT_DEFAULTS: dict[str, dict[str, tuple[Any, str]]] = {
+    "list_tasks": {"status": (["open"], "Statuses to show (default: open).")},
+    "list_meals": {"newest_first": (False, "The latest meals first (default: oldest first).")},
+}
+
+
+def with_defaults(
+    op: Operation[Any, Any], defaults: dict[str, tuple[Any, str]]
+) -> Operation[Any, Any]:
+    """`op` with other defaults (and their descriptions) for some of its fields: the agent's view
+    of it; its fields, bounds and refusal of unknown ones are the operation's."""
+    if not defaults:
+        return op
+    fields: dict[str, Any] = {}
+    for field_name, (value, description) in defaults.items():
+        info = copy.copy(op.input_model.model_fields[field_name])
+        info.default, info.default_factory = PydanticUndefined, (lambda v=value: copy.deepcopy(v))
+        info.description = description
+        fields[field_name] = (info.annotation, info)
+    model = create_model(op.input_model.__name__, __base__=op.input_model, **fields)
+    return replace(op, input_model=model)
+
+
 def bind(op: Operation[Any, Any], render: Render, *, name: str | None = None) -> BaseTool:
     """`op` as an agent tool answering with a `Command` (the one wrapper every tool shares)."""
+    op = with_defaults(op, AGENT_DEFAULTS.get(op.name, {}))
     if name is not None:
         op = replace(op, name=name)
     inner = op.as_tool(operation_context, render=_keep, on_error=_keep)
@@ -221,7 +250,7 @@ def bind(op: Operation[Any, Any], render: Render, *, name: str | None = None) ->
         coroutine=call,
         name=op.name,
         description=inner.description,
-        args_schema=op.input_model,
+        args_schema=op.tool_args_model(),  # the input model (unknown fields refused) + runtime
         infer_schema=False,
     )
 

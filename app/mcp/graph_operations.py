@@ -26,7 +26,7 @@ from typing import Any
 from fastapi import HTTPException
 from langchain_core.messages import HumanMessage
 from langchain_core.runnables import RunnableConfig
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, Field, field_validator
 
 from agents.analytics.nodes import AnalyticsRequest
 from app.routers.analytics import answer_query
@@ -36,7 +36,14 @@ from app.services import Services
 from app.sessions import SESSION_ID_PATTERN
 from graph.state import ChatInput
 from tools.knowledge.operations import MAX_QUERY_CHARS
-from tools.operations import Engines, Operation, OperationContext, OperationError, operation
+from tools.operations import (
+    Arguments,
+    Engines,
+    Operation,
+    OperationContext,
+    OperationError,
+    operation,
+)
 
 CAPABILITY = "graph"
 #: The agent ``ask_documents`` is routed to.
@@ -67,10 +74,8 @@ def _refused(exc: HTTPException) -> OperationError:
 # --- chat ------------------------------------------------------------------------------------
 
 
-class ChatArgs(BaseModel):
+class ChatArgs(Arguments):
     """One user message (the body of ``POST /chat`` without per-run ``options``)."""
-
-    model_config = ConfigDict(extra="forbid")
 
     message: str = Field(min_length=1, description="The user's message.")
     session_id: str | None = Field(
@@ -125,10 +130,8 @@ async def chat(ctx: OperationContext, payload: ChatArgs) -> ChatTurn:
 # --- ask_documents ---------------------------------------------------------------------------
 
 
-class AskDocuments(BaseModel):
+class AskDocuments(Arguments):
     """A question for the knowledge base."""
-
-    model_config = ConfigDict(extra="forbid")
 
     question: str = Field(min_length=1, max_length=MAX_QUERY_CHARS, description="The question.")
     top_k: int | None = Field(

@@ -13,7 +13,9 @@
   the traceback).
 - A resource per read-only operation that needs no arguments (the document list, the KPI
   catalogue, the caller's tasks, ...): ``switchyard://<capability>/<operation>``, read as the
-  operation's JSON.
+  operation's JSON (``application/json``, as listed).
+- :func:`catalogue`: the tools and resources of a registry, built once (their JSON schemas are
+  generated once per model): ``tools/list`` and ``resources/list`` answer from it.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import json
 import logging
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from mcp import types
@@ -31,7 +34,13 @@ from starlette.exceptions import HTTPException
 from app.errors import DEPENDENCIES, DependencyUnavailable, dependency_of
 from app.mcp.graph_operations import GRAPH_OPERATIONS
 from app.runs.executor import describe_failure
-from tools.operations import EngineNotOpen, Operation, OperationError, OperationRegistry
+from tools.operations import (
+    EngineNotOpen,
+    Operation,
+    OperationError,
+    OperationRegistry,
+    invalid_arguments,
+)
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +49,7 @@ TEXT_JSON_CHARS = 4000
 #: Fields whose string value leads a result's text rendering.
 LEAD_FIELDS = ("answer", "text", "summary", "message")
 RESOURCE_SCHEME = "switchyard"
+JSON_MIME = "application/json"
 
 
 def served(operations: Iterable[Operation[Any, Any]]) -> OperationRegistry:
@@ -85,19 +95,11 @@ def result(output: BaseModel) -> types.CallToolResult:
     )
 
 
-def invalid_arguments(exc: ValidationError) -> str:
-    """The input model's complaints, one per field (as the REST 422 words them)."""
-    problems = "; ".join(
-        f"{'.'.join(str(p) for p in err.get('loc', ())) or 'arguments'}: {err.get('msg')}"
-        for err in exc.errors(include_url=False)
-    )
-    return f"Invalid arguments: {problems}"
-
-
-def error_message(name: str, exc: BaseException) -> str:
-    """What a tool error says about ``exc`` (raised by tool ``name``)."""
+def error_message(name: str, exc: BaseException, model: type[BaseModel] | None = None) -> str:
+    """What a tool error says about ``exc`` (raised by tool ``name``, whose arguments
+    ``model`` validates: an unknown argument is named with the accepted ones)."""
     if isinstance(exc, ValidationError):
-        return invalid_arguments(exc)
+        return invalid_arguments(exc, model)
     if isinstance(exc, EngineNotOpen):
         return f"{exc} (status {exc.status}; dependency: {exc.dependency})"
     if isinstance(exc, OperationError):
@@ -142,22 +144,52 @@ def resource(op: Operation[Any, Any]) -> types.Resource:
         name=op.name,
         title=_title(op),
         description=op.description,
-        mimeType="application/json",
+        mimeType=JSON_MIME,
     )
 
 
-def resource_operation(registry: OperationRegistry, uri: str) -> Operation[Any, Any] | None:
-    """The operation a resource URI names (None for an unknown one)."""
-    return next((op for op in resource_operations(registry) if resource_uri(op) == uri), None)
+@dataclass(frozen=True)
+class Catalogue:
+    """What the MCP server lists of a registry, built once (:func:`catalogue`)."""
+
+    registry: OperationRegistry
+    tools: list[types.Tool]
+    resources: list[types.Resource]
+    #: resource URI -> its operation
+    by_uri: dict[str, Operation[Any, Any]]
+
+
+def catalogue(registry: OperationRegistry) -> Catalogue:
+    """The tools and resources of ``registry`` (JSON schemas generated once per model)."""
+    readable = resource_operations(registry)
+    return Catalogue(
+        registry=registry,
+        tools=[tool(op) for op in registry],
+        resources=[resource(op) for op in readable],
+        by_uri={resource_uri(op): op for op in readable},
+    )
 
 
 # --- the README's tool table -----------------------------------------------------------------
 
 
+#: Abbreviations whose period ends no sentence.
+_ABBREVIATIONS = ("e.g.", "i.e.", "etc.", "vs.", "cf.")
+_SENTENCE_END = re.compile(r"[.!?](?=\s|$)")
+
+
 def _first_sentence(text: str) -> str:
+    """The first sentence of ``text`` (a period of 'e.g.', 'i.e.', ... ends none, nor does
+    one inside parentheses), Markdown-table safe."""
     flat = " ".join(text.split())
-    match = re.match(r"(.+?[.!?])(\s|$)", flat)
-    return (match.group(1) if match else flat).replace("|", "\\|")
+    end = len(flat)
+    for found in _SENTENCE_END.finditer(flat):
+        head = flat[: found.end()]
+        if head.endswith(_ABBREVIATIONS) or head.count("(") > head.count(")"):
+            continue
+        end = found.end()
+        break
+    return flat[:end].replace("|", "\\|")
 
 
 def _arguments(op: Operation[Any, Any]) -> str:

@@ -25,10 +25,8 @@ from pydantic import BaseModel, ValidationError
 
 from app.bodies import StrictJSONRoute
 from app.errors import COMMON_ERRORS, error_responses
-from app.operations import OperationContextDep, context_for
-from app.security import CallerDep
-from app.services import ServicesDep
-from tools.operations import Operation, OperationContext
+from app.operations import OperationContextDep
+from tools.operations import Operation, OperationContext, argument_problems
 from tools.personal.models import (
     Event,
     EventCreate,
@@ -46,7 +44,7 @@ from tools.personal.models import (
     TaskUpdate,
 )
 from tools.personal.operations import events, meals, tasks
-from tools.personal.service import MAX_OFFSET, check_timezone
+from tools.personal.service import MAX_OFFSET
 
 router = APIRouter(tags=["personal"], route_class=StrictJSONRoute, responses=COMMON_ERRORS)
 
@@ -75,14 +73,18 @@ ITEM_ERRORS = error_responses(404)
 WRITE_ERRORS = error_responses(404, 413)
 
 
+def _given(**values: Any) -> dict[str, Any]:
+    """A list route's query values that its caller gave (None: not given): the operation's
+    defaults are the only ones, the same over REST, MCP and for a tool."""
+    return {name: value for name, value in values.items() if value is not None}
+
+
 async def _call(op: Operation[Any, Any], ctx: OperationContext, **values: Any) -> Any:
     """Run ``op`` on the route's values (a value the operation refuses is 422 naming it)."""
     try:
         payload = op.parse(values)
     except ValidationError as exc:
-        reasons = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()[:5]
-        )
+        reasons = "; ".join(argument_problems(exc, op.input_model)[:5])
         raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, reasons) from None
     return await op(ctx, payload)
 
@@ -102,12 +104,11 @@ async def list_tasks(
     limit: Limit = None,
     offset: Offset = 0,
 ) -> Any:
-    """The caller's tasks, by due date (tasks without one last), one page at a time."""
-    # every value is passed, None too: the operation's defaults (open tasks, 20 a page) are
-    # the agent's, a route's are all statuses and PERSONAL_PAGE_SIZE
-    found = await _call(tasks.list_tasks, ctx, status=status_, min_priority=min_priority,
-                        tags=tag, due_from=due_from, due_to=due_to, text=q, limit=limit,
-                        offset=offset)  # fmt: skip
+    """The caller's tasks, by due date (tasks without one last), one page at a time (default:
+    every status, PERSONAL_PAGE_SIZE rows)."""
+    found = await _call(tasks.list_tasks, ctx, **_given(
+        status=status_, min_priority=min_priority, tags=tag, due_from=due_from, due_to=due_to,
+        text=q, limit=limit, offset=offset))  # fmt: skip
     return found.page()
 
 
@@ -124,9 +125,10 @@ async def list_meals(
     offset: Offset = 0,
 ) -> Any:
     """The caller's meals, newest first, one page at a time."""
-    found = await _call(meals.list_meals, ctx, meal_type=meal_type, eaten_from=eaten_from,
-                        eaten_to=eaten_to, min_calories=min_calories, max_calories=max_calories,
-                        text=q, limit=limit, offset=offset, newest_first=True)  # fmt: skip
+    found = await _call(meals.list_meals, ctx, **_given(
+        meal_type=meal_type, eaten_from=eaten_from, eaten_to=eaten_to,
+        min_calories=min_calories, max_calories=max_calories, text=q, limit=limit,
+        offset=offset))  # fmt: skip
     return found.page()
 
 
@@ -142,9 +144,9 @@ async def list_events(
     offset: Offset = 0,
 ) -> Any:
     """The caller's events, by start, one page at a time."""
-    found = await _call(events.list_events, ctx, starts_from=starts_from, starts_to=starts_to,
-                        attendee=attendee, location=location, text=q, limit=limit,
-                        offset=offset)  # fmt: skip
+    found = await _call(events.list_events, ctx, **_given(
+        starts_from=starts_from, starts_to=starts_to, attendee=attendee, location=location,
+        text=q, limit=limit, offset=offset))  # fmt: skip
     return found.page()
 
 
@@ -230,13 +232,9 @@ def _item_routes(spec: ItemRoutes) -> None:
     kind, one = spec.kind, f"{spec.path}/{{{spec.id_field}}}"
 
     async def create(**kw: Any) -> Any:
-        try:
-            zone = check_timezone(kw["tz"]) if kw["tz"] is not None else None
-        except ValueError as exc:
-            raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from None
-        services = kw["services"]
-        ctx = context_for(kw["who"], services, zone)
-        return await _call(spec.create, ctx, **_arguments(spec, kw["body"], change=False))
+        # ?tz= is the operation's own argument (validated there, as over MCP)
+        values = {**_arguments(spec, kw["body"], change=False), **_given(tz=kw["tz"])}
+        return await _call(spec.create, kw["ctx"], **values)
 
     async def get(**kw: Any) -> Any:
         return await _call(spec.get, kw["ctx"], **{spec.id_field: kw[spec.id_field]})
@@ -254,7 +252,7 @@ def _item_routes(spec: ItemRoutes) -> None:
     router.post(spec.path, response_model=spec.item, status_code=201,
                 responses=error_responses(413))(_route(
         create, f"create_{kind}", spec.create_doc,
-        [("body", spec.create_body), ("who", CallerDep), ("services", ServicesDep), ("tz", Zone)],
+        [("body", spec.create_body), ("ctx", OperationContextDep), ("tz", Zone)],
         Any))  # fmt: skip
     router.get(one, response_model=spec.item, responses=ITEM_ERRORS)(
         _route(get, f"get_{kind}", f"One of the caller's {kind}s.",

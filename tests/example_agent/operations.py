@@ -8,12 +8,12 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from tests.example_agent.engine import LengthTable
-from tools.operations import Operation, OperationContext, operation
+from tools.operations import Arguments, Operation, OperationContext, operation
 
 Unit = Literal["km", "m", "mi", "miles", "ft"]
 
 
-class ConvertLength(BaseModel):
+class ConvertLength(Arguments):
     value: float = Field(ge=0, le=1e12, description="The length to convert.")
     source: Unit = Field(description="Its unit.")
     target: Unit = Field(description="The unit wanted.")

@@ -15,6 +15,7 @@ from agents.contract.context import AgentServices
 from config import load_settings
 from tests.support.scripted import FixedFactory, ScriptedChatModel
 from tools.operations import (
+    Arguments,
     EngineNotOpen,
     NotFound,
     OperationContext,
@@ -31,7 +32,7 @@ class Notes:
     rows: dict[str, list[str]] = field(default_factory=dict)
 
 
-class AddNote(BaseModel):
+class AddNote(Arguments):
     text: str = Field(min_length=1, max_length=50)
 
 
@@ -144,3 +145,36 @@ async def test_strict_and_empty_input_models_serve_as_tools() -> None:
     replies = [m.content for m in result["messages"] if isinstance(m, ToolMessage)]
     assert replies[:2] == ['{"count":3}', '{"count":5}']
     assert "at most 5 characters" in str(replies[2])
+
+
+class Lax(BaseModel):
+    text: str
+
+
+async def _lax(ctx: OperationContext, payload: Lax) -> NoteCount:
+    return NoteCount(count=1)
+
+
+def test_an_input_model_that_ignores_unknown_fields_is_refused() -> None:
+    """A misspelt argument would be dropped silently: the operation layer does not take it."""
+    with pytest.raises(TypeError, match="must refuse unknown fields"):
+        operation("notes")(_lax)
+
+
+async def test_an_unknown_argument_is_refused_naming_the_accepted_ones() -> None:
+    engine = Notes()
+    services = _services(engine)
+    assert add_note.input_schema()["additionalProperties"] is False
+    with pytest.raises(ValidationError) as caught:
+        await add_note(OperationContext("alice", services), {"text": "milk", "txt": "eggs"})
+    assert add_note.invalid(caught.value) == (
+        "Invalid arguments: txt: unknown field; accepted: text"
+    )
+    # an agent's tool call is refused too (the model reads why), and nothing is written
+    call = {"name": "add_note", "args": {"text": "milk", "due": "friday"}, "id": "1"}
+    model = ScriptedChatModel(script=[AIMessage("", tool_calls=[call]), "done"])
+    tool = add_note.as_tool(lambda runtime: OperationContext("carol", services))
+    result = await create_agent(model, [tool]).ainvoke({"messages": [HumanMessage("go")]})
+    [reply] = [m for m in result["messages"] if isinstance(m, ToolMessage)]
+    assert reply.status == "error" and "due" in str(reply.content), reply.content
+    assert engine.rows == {}

@@ -1,22 +1,29 @@
 """``/mcp`` over HTTP with the official MCP client: initialize, the tool list is the operation
 registry (a capability added in the test included), keys (401 before any MCP message), owner
-isolation, and every refusal (unknown tool, missing engine, rate limit, quota) as a tool error."""
+isolation, and every refusal (unknown tool, missing engine, rate limit, quota) as a tool error.
+What the official client cannot send (another method, a body nested too deep, NaN, arbitrary
+JSON) is sent with httpx: never a 5xx."""
 
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import httpx
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from mcp import types
 from mcp.shared.exceptions import McpError
+from pydantic import BaseModel, Field
 
 from app.components.base import operation_registry
 from app.components.registry import COMPONENTS
 from app.mcp.graph_operations import GRAPH_OPERATIONS
-from app.mcp.tools import served
+from app.mcp.tools import _first_sentence, served
 from tests.mcp.conftest import KEYS, MAX_BODY, RATE_LIMIT, THREAD_QUOTA, McpServer
 from tests.mcp.test_tools import ok, refused
+from tools.operations import Arguments, OperationContext, operation
 
 INITIALIZE = {
     "jsonrpc": "2.0",
@@ -30,6 +37,17 @@ INITIALIZE = {
 }
 NOTES = b"# Garden notes\n\nThe tomatoes go in the north bed after the last frost.\n"
 ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+
+def post(server: McpServer, key: str, body: bytes | dict[str, Any]) -> httpx.Response:
+    """One raw POST to /mcp with ``key`` (a JSON-RPC message, or any bytes)."""
+    content = body if isinstance(body, bytes) else json.dumps(body).encode()
+    headers = {**ACCEPT, "X-API-Key": key}
+    return httpx.post(server.endpoint, content=content, headers=headers, timeout=120)
+
+
+def rpc(method: str, params: dict[str, Any] | None = None, ident: int = 7) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": ident, "method": method, "params": params or {}}
 
 
 async def test_initialize_and_every_operation_is_a_tool(mcp_server: McpServer) -> None:
@@ -125,6 +143,11 @@ async def test_another_key_sees_none_of_the_callers_rows_threads_or_uploads(
     async with mcp_server.session(KEYS["a"]) as a:
         task = ok(await a.call_tool("create_task", {"title": "A's secret errand"}))
         meal = ok(await a.call_tool("log_meal", {"description": "A's soup", "meal_type": "lunch"}))
+        event = ok(
+            await a.call_tool(
+                "create_event", {"title": "A's dentist", "starts_at": "2031-04-01T09:00:00Z"}
+            )
+        )
         turn = ok(await a.call_tool("chat", {"message": "Convert 2 km to m"}))
         docs = ok(await a.call_tool("list_documents", {}))["documents"]
         document_id = next(d["id"] for d in docs if d["source"].endswith("private-notes.md"))
@@ -138,6 +161,14 @@ async def test_another_key_sees_none_of_the_callers_rows_threads_or_uploads(
             "status 404",
         )
         refused(await b.call_tool("delete_meal", {"meal_id": meal["id"]}), "status 404")
+        window = {"starts_from": "2031-01-01T00:00:00Z", "starts_to": "2032-01-01T00:00:00Z"}
+        assert ok(await b.call_tool("list_events", window))["total"] == 0
+        refused(await b.call_tool("get_event", {"event_id": event["id"]}), "status 404")
+        refused(
+            await b.call_tool("update_event", {"event_id": event["id"], "title": "mine"}),
+            "status 404",
+        )
+        refused(await b.call_tool("delete_event", {"event_id": event["id"]}), "status 404")
         # A's session id names nothing for B (thread ids are per owner)
         refused(
             await b.call_tool("chat", {"message": "hi", "session_id": turn["session_id"]}),
@@ -152,6 +183,8 @@ async def test_another_key_sees_none_of_the_callers_rows_threads_or_uploads(
         )
     async with mcp_server.session(KEYS["a"]) as a:
         assert ok(await a.call_tool("get_task", {"task_id": task["id"]}))["title"] == task["title"]
+        mine = ok(await a.call_tool("get_event", {"event_id": event["id"]}))
+        assert mine["title"] == "A's dentist"
         again = ok(await a.call_tool("chat", {"message": "hi", "session_id": turn["session_id"]}))
         assert again["turn"] == 2
 
@@ -177,24 +210,167 @@ async def test_refusals_are_tool_errors(mcp_server: McpServer) -> None:
             raise AssertionError("an unknown resource was read")
         except McpError as exc:
             assert "Unknown resource" in str(exc)
+        listed = {str(r.uri): r for r in (await session.list_resources()).resources}
         kpis = await session.read_resource("switchyard://analytics/list_kpis")  # type: ignore[arg-type]
         first = kpis.contents[0]
         assert isinstance(first, types.TextResourceContents)
         assert json.loads(first.text)["metrics"]
+        # read as it is listed: JSON
+        assert first.mimeType == listed["switchyard://analytics/list_kpis"].mimeType
+        assert first.mimeType == "application/json"
 
 
-async def test_tool_calls_count_against_the_rate_limit(mcp_server: McpServer) -> None:
+async def test_every_request_counts_against_the_rate_limit(mcp_server: McpServer) -> None:
+    """initialize, tools/list and tool calls count alike; over the limit a tool call is a tool
+    error, a resource read an MCP error, any other request 429 with Retry-After."""
     arguments = {"value": 1, "source": "km", "target": "m"}
-    async with mcp_server.session(KEYS["rate"]) as session:
-        for _ in range(RATE_LIMIT):
-            ok(await session.call_tool("convert_length", arguments))
-        refused(
-            await session.call_tool("convert_length", arguments),
-            "RATE_LIMIT_PER_MINUTE",
-            "status 429",
-        )
+    key = KEYS["rate"]
+    async with mcp_server.session(key) as session:  # initialize, notifications/initialized
+        await session.list_tools()
+        calls = 0
+        while not (result := await session.call_tool("convert_length", arguments)).isError:
+            calls += 1
+        assert calls == RATE_LIMIT - 3  # the session's two requests and tools/list counted
+        refused(result, "RATE_LIMIT_PER_MINUTE", "status 429")
+        with pytest.raises(McpError, match="RATE_LIMIT_PER_MINUTE"):
+            await session.read_resource("switchyard://analytics/list_kpis")  # type: ignore[arg-type]
+    for method in ("tools/list", "initialize", "ping"):
+        params: Any = INITIALIZE["params"]
+        answer = post(mcp_server, key, rpc(method, params, ident=41))
+        assert answer.status_code == 429, answer.text
+        assert int(answer.headers["Retry-After"]) >= 1
+        error = answer.json()
+        assert error["id"] == 41 and error["error"]["code"] == -32000
+        assert "RATE_LIMIT_PER_MINUTE" in error["error"]["message"]
     async with mcp_server.session(KEYS["units"]) as other:  # another key is unaffected
         ok(await other.call_tool("convert_length", arguments))
+
+
+def test_get_and_delete_are_405_and_open_no_stream(mcp_server: McpServer) -> None:
+    """A stateless server offers no stream of its own: GET (which opened an SSE stream that
+    only pinged) and DELETE are 405 with Allow: POST; without a key, 401 first."""
+    for method in ("GET", "DELETE", "PUT"):
+        answer = httpx.request(
+            method,
+            mcp_server.endpoint,
+            headers={"Accept": "text/event-stream", "X-API-Key": KEYS["guard"]},
+            timeout=30,
+        )
+        assert answer.status_code == 405, (method, answer.text)
+        assert answer.headers["Allow"] == "POST"
+        assert "POST" in answer.json()["error"]["message"]
+        anonymous = httpx.request(method, mcp_server.endpoint, timeout=30)
+        assert anonymous.status_code == 401, (method, anonymous.text)
+
+
+def test_a_body_nested_too_deep_is_400_not_500(mcp_server: McpServer) -> None:
+    deep = b"[" * 1100 + b"]" * 1100
+    body = (
+        b'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"create_task",'
+        b'"arguments":{"title":' + deep + b"}}}"
+    )
+    answer = post(mcp_server, KEYS["guard"], body)
+    assert answer.status_code == 400, answer.text
+    error = answer.json()["error"]
+    assert error["code"] == -32600 and "MAX_JSON_DEPTH" in error["message"]
+    # the REST API answers deep JSON 400 too
+    rest = httpx.post(
+        f"{mcp_server.url}/tasks",
+        content=b'{"title":' + deep + b"}",
+        headers={"X-API-Key": KEYS["guard"], "Content-Type": "application/json"},
+        timeout=60,
+    )
+    assert rest.status_code == 400, rest.text
+    # just under the limit is an MCP answer: a tool error about the title, not an HTTP error
+    nested = b"[" * 50 + b"]" * 50
+    within = post(
+        mcp_server,
+        KEYS["guard"],
+        b'{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"create_task",'
+        b'"arguments":{"title":' + nested + b"}}}",
+    )
+    assert within.status_code == 200, within.text
+    assert within.json()["result"]["isError"] is True
+    assert "title" in within.json()["result"]["content"][0]["text"]
+    for garbage, code in ((b"{not json", -32700), (b'"\xff\xfe', -32700), (b"\xff", -32700)):
+        answer = post(mcp_server, KEYS["guard"], garbage)
+        assert answer.status_code == 400 and answer.json()["error"]["code"] == code, garbage
+    surrogate = b'{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"x\\ud800"}}'
+    answer = post(mcp_server, KEYS["guard"], surrogate)
+    assert answer.status_code == 400 and "surrogate" in answer.json()["error"]["message"]
+
+
+def test_nan_and_infinity_are_refused_naming_the_argument(mcp_server: McpServer) -> None:
+    """JSON has no NaN (the official client sends null for it): a raw NaN is a tool error."""
+    for literal in (b"NaN", b"Infinity", b"-Infinity"):
+        body = (
+            b'{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"log_meal",'
+            b'"arguments":{"description":"soup","meal_type":"lunch","calories":' + literal + b"}}}"
+        )
+        answer = post(mcp_server, KEYS["guard"], body)
+        assert answer.status_code == 200, answer.text
+        result = answer.json()["result"]
+        assert result["isError"] is True
+        assert "arguments.calories holds NaN or Infinity" in result["content"][0]["text"]
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+TOOLS = st.sampled_from(["convert_length", "list_tasks", "check_code", "get_task", "no_such"])
+MESSAGES = st.one_of(
+    JSON,
+    st.fixed_dictionaries(
+        {"jsonrpc": st.just("2.0"), "id": st.integers(0, 99) | st.text(max_size=4),
+         "method": st.sampled_from(["tools/call", "tools/list", "resources/read", "ping",
+                                    "initialize", "nope"]) | st.text(max_size=6)},
+        optional={"params": st.fixed_dictionaries({"name": TOOLS}, optional={"arguments": JSON})
+                  | JSON},
+    ),
+)  # fmt: skip
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(message=MESSAGES)
+def test_arbitrary_json_to_mcp_is_never_a_server_error(mcp_server: McpServer, message: Any) -> None:
+    answer = post(mcp_server, KEYS["fuzz"], json.dumps(message).encode())
+    assert answer.status_code < 500, (message, answer.status_code, answer.text)
+
+
+class Shout(Arguments):
+    text: str = Field(min_length=1, max_length=40, description="What to shout.")
+
+
+class Shouted(BaseModel):
+    text: str
+
+
+@operation("echo", read_only=True)
+async def shout(ctx: OperationContext, payload: Shout) -> Shouted:
+    """Shout the text back."""
+    return Shouted(text=payload.text.upper())
+
+
+async def test_the_tool_list_is_built_once_and_again_when_an_operation_is_added(
+    mcp_server: McpServer,
+) -> None:
+    endpoint = mcp_server.app.state.mcp
+    services = mcp_server.app.state.services
+    async with mcp_server.session(KEYS["listed"]) as session:
+        first = (await session.list_tools()).tools
+        built = endpoint.catalogue(services)
+        again = (await session.list_tools()).tools
+        assert endpoint.catalogue(services) is built and first == again  # not rebuilt
+        assert "shout" not in {t.name for t in first}
+        services.operations.register(shout)  # a tool added to the registry in the test
+        tools = {t.name: t for t in (await session.list_tools()).tools}
+        assert endpoint.catalogue(services) is not built
+        assert tools["shout"].inputSchema["additionalProperties"] is False
+        assert ok(await session.call_tool("shout", {"text": "hi"})) == {"text": "HI"}
 
 
 async def test_the_thread_quota_is_a_tool_error(mcp_server: McpServer) -> None:
@@ -206,3 +382,13 @@ async def test_the_thread_quota_is_a_tool_error(mcp_server: McpServer) -> None:
             "MAX_THREADS_PER_OWNER",
             "status 429",
         )
+
+
+def test_the_readme_row_keeps_a_sentence_whole() -> None:
+    """A period of 'e.g.' (or inside parentheses) ends no sentence of the tool table."""
+    text = "Send a 'reminder due' webhook for a task (e.g. to an n8n workflow). More words."
+    assert _first_sentence(text) == (
+        "Send a 'reminder due' webhook for a task (e.g. to an n8n workflow)."
+    )
+    assert _first_sentence("Ask it, i.e. the model. Then go.") == "Ask it, i.e. the model."
+    assert _first_sentence("A | B. C.") == "A \\| B."

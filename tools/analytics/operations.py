@@ -38,7 +38,7 @@ from tools.analytics.outputs import (
 from tools.analytics.periods import parse_comparison, parse_period
 from tools.analytics.rootcause import root_cause
 from tools.analytics.sqlgen import generate_sql as generate_sql_for
-from tools.operations import Operation, OperationContext, OperationError, operation
+from tools.operations import Arguments, Operation, OperationContext, OperationError, operation
 
 CAPABILITY = "analytics"
 #: ``ctx.extra`` key of a callback told the number of each breakdown query ``explain_change``
@@ -71,19 +71,19 @@ def _refused(exc: Exception) -> OperationError:
     return OperationError(str(exc), status=422)
 
 
-class GenerateSqlInput(BaseModel):
+class GenerateSqlInput(Arguments):
     question: str = Field(
         description="The business question, in the user's words.", min_length=1, max_length=2000
     )
 
 
-class RunSqlInput(BaseModel):
+class RunSqlInput(Arguments):
     sql: str = Field(
         description="One PostgreSQL SELECT over schema analytics.", min_length=1, max_length=200_000
     )
 
 
-class ListKpisInput(BaseModel):
+class ListKpisInput(Arguments):
     # (a model without fields would make LangChain call the tool without its runtime)
     search: str = Field(
         default="",
@@ -105,12 +105,12 @@ class KpiCatalogue(BaseModel):
     metrics: list[Kpi]
 
 
-class ComputeKpiInput(BaseModel):
+class ComputeKpiInput(Arguments):
     result: QueryResult = Field(description="A result of run_sql.")
     query_type: str = Field(default="auto", description="One of: " + ", ".join(QUERY_TYPES))
 
 
-class ExplainChangeInput(BaseModel):
+class ExplainChangeInput(Arguments):
     metric: str = Field(
         description="Metric key or name, e.g. 'damage_rate_pct' or 'damage rate'.",
         min_length=1,
@@ -129,7 +129,7 @@ class ExplainChangeInput(BaseModel):
     )
 
 
-class MakeChartInput(BaseModel):
+class MakeChartInput(Arguments):
     result: QueryResult = Field(description="A result of run_sql.")
     question: str = Field(
         default="",

@@ -11,6 +11,8 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from tools.operations import Arguments
+
 #: Hard ceilings of the schemas (the settings may only lower them).
 MAX_CODE_CHARS = 1_000_000
 MAX_TEXT_CHARS = 20_000
@@ -57,7 +59,7 @@ class CodeIssue(BaseModel):
         return f"{where}{self.severity}: {self.message} [{self.code}]"
 
 
-class GenerateCodeInput(BaseModel):
+class GenerateCodeInput(Arguments):
     """Arguments of `generate_code`."""
 
     execution_spec: ExecutionSpec
@@ -79,7 +81,7 @@ class GenerateCodeOutput(BaseModel):
     message: str = Field(description="What happened, e.g. why no code came back.")
 
 
-class CheckCodeInput(BaseModel):
+class CheckCodeInput(Arguments):
     """Arguments of `check_code`."""
 
     code: str = Field(min_length=1, max_length=MAX_CODE_CHARS)
@@ -93,7 +95,7 @@ class CheckCodeOutput(BaseModel):
     issues: list[CodeIssue] = Field(default_factory=list)
 
 
-class TestCodeInput(BaseModel):
+class TestCodeInput(Arguments):
     """Arguments of `test_code`."""
 
     __test__: ClassVar[bool] = False  # not a pytest test class
@@ -122,7 +124,7 @@ class TestCodeOutput(BaseModel):
     duration_ms: float = Field(default=0.0, description="Wall time of the sandboxed run.")
 
 
-class AnalyzeErrorInput(BaseModel):
+class AnalyzeErrorInput(Arguments):
     """Arguments of `analyze_error`."""
 
     code: str = Field(default="", max_length=MAX_CODE_CHARS)

@@ -31,7 +31,14 @@ from tools.knowledge.scope import (
 )
 from tools.knowledge.store import KnowledgeStore
 from tools.knowledge.types import DocumentRecord
-from tools.operations import NotFound, Operation, OperationContext, OperationError, operation
+from tools.operations import (
+    Arguments,
+    NotFound,
+    Operation,
+    OperationContext,
+    OperationError,
+    operation,
+)
 
 CAPABILITY = "knowledge"
 #: The owner of every caller when no API keys are set (the app's ``app.security.ANONYMOUS``
@@ -97,7 +104,7 @@ def not_found(document_id: uuid.UUID) -> NotFound:
 # --- models -------------------------------------------------------------------------------------
 
 
-class SearchDocuments(BaseModel):
+class SearchDocuments(Arguments):
     """A search of the documents the caller reads (its private collection and the shared ones),
     as the knowledge agent retrieves: hybrid lexical + semantic by default."""
 
@@ -143,7 +150,7 @@ class DocumentSearch(BaseModel):
     hits: list[DocumentHit]
 
 
-class ListDocuments(BaseModel):
+class ListDocuments(Arguments):
     """One page of the documents the caller reads, sorted by source then title."""
 
     collection: str | None = Field(
@@ -172,7 +179,7 @@ class DocumentPage(BaseModel):
     next_offset: int | None
 
 
-class DocumentRef(BaseModel):
+class DocumentRef(Arguments):
     """One document, by its id."""
 
     document_id: uuid.UUID

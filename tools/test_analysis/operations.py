@@ -14,9 +14,16 @@ from __future__ import annotations
 import asyncio
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from tools.operations import Operation, OperationContext, OperationError, operation
+from tools.operations import (
+    Arguments,
+    Operation,
+    OperationContext,
+    OperationError,
+    argument_problems,
+    operation,
+)
 from tools.test_analysis.filework import FileWork
 from tools.test_analysis.pipeline import analyze_files
 from tools.test_analysis.schemas import AnalysisConfig, AnalysisResult
@@ -37,11 +44,9 @@ class TestFile(BaseModel):
     content: str = Field(description="The file's text.")
 
 
-class AnalyzeTestsInput(BaseModel):
-    """The files to analyse and the rule settings to change for this analysis."""
-
-    # no extra="forbid" here: served as a tool, LangChain validates the injected runtime
-    # argument with this model too (the config's keys are checked against AnalysisConfig)
+class AnalyzeTestsInput(Arguments):
+    """The files to analyse and the rule settings to change for this analysis (the config's
+    keys are checked against AnalysisConfig)."""
 
     files: list[TestFile] = Field(min_length=1, description="The test files (and their helpers).")
     config: dict[str, Any] = Field(
@@ -58,6 +63,9 @@ async def analyze_tests(ctx: OperationContext, payload: AnalyzeTestsInput) -> An
     engine = ctx.engine(FileWork)
     try:
         config = AnalysisConfig.model_validate({**engine.config.model_dump(), **payload.config})
+    except ValidationError as exc:  # compact: `field: message`, no documentation links
+        problems = "; ".join(argument_problems(exc, AnalysisConfig))
+        raise OperationError(f"invalid config: {problems}", status=422) from exc
     except ValueError as exc:
         raise OperationError(f"invalid config: {exc}", status=422) from exc
     files = [file.model_dump() for file in payload.files]

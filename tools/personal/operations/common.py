@@ -11,17 +11,25 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Annotated, Any, Generic
 
 import psycopg
-from pydantic import BaseModel, Field, ValidationError, create_model
+from pydantic import AfterValidator, BaseModel, Field, ValidationError, create_model
 
-from tools.operations import NotFound, Operation, OperationContext, OperationError, operation
+from tools.operations import (
+    Arguments,
+    NotFound,
+    Operation,
+    OperationContext,
+    OperationError,
+    operation,
+)
 from tools.personal.dates import DateRange, Prefer, find_range, local_now, parse_datetime
 from tools.personal.format import describe
 from tools.personal.models import EventFilter, Hit, ItemT, Kind, MealFilter, Page, TaskFilter
-from tools.personal.service import MAX_OFFSET, InvalidItem, PersonalService
+from tools.personal.service import MAX_OFFSET, InvalidItem, PersonalService, check_timezone
 from tools.personal.service import NotFound as NoSuchItem
 from tools.personal.webhooks import Delivery, EventType, WebhookEvent, WebhookSender
 
@@ -91,6 +99,25 @@ def refusals() -> Iterator[None]:
     except psycopg.DataError as exc:
         reply = f"Invalid: {exc.diag.message_primary}"
         raise Refusal(_first_line(exc), reply=reply, status=422) from None
+
+
+#: The caller's IANA time zone for one call (REST's ``?tz=``): its dates in words are read in
+#: it and the new item's times shown in it (None: the caller's, PERSONAL_TIMEZONE).
+Zone = Annotated[
+    str | None,
+    Field(
+        min_length=1,
+        max_length=64,
+        description="IANA time zone (e.g. Europe/Berlin) the dates in words are read in and "
+        "the item's times are shown in; default: PERSONAL_TIMEZONE.",
+    ),
+    AfterValidator(lambda tz: None if tz is None else check_timezone(tz)),
+]
+
+
+def zoned(ctx: OperationContext, tz: str | None) -> OperationContext:
+    """``ctx`` in the zone a call names (``tz``), or as it is."""
+    return ctx if tz is None else replace(ctx, timezone=tz)
 
 
 def engine(ctx: OperationContext) -> PersonalService:
@@ -187,7 +214,14 @@ async def resolve_target(
 
 
 #: Rows per page of a list (None: PERSONAL_PAGE_SIZE; at most PERSONAL_MAX_PAGE_SIZE).
-Limit = Annotated[int | None, Field(ge=1, le=1000, description="Rows per page.")]
+Limit = Annotated[
+    int | None,
+    Field(
+        ge=1,
+        le=1000,
+        description="Rows per page (default PERSONAL_PAGE_SIZE, at most PERSONAL_MAX_PAGE_SIZE).",
+    ),
+]
 #: Rows to skip.
 Offset = Annotated[int, Field(ge=0, le=MAX_OFFSET, description="Rows to skip.")]
 
@@ -214,7 +248,7 @@ def changes(
     return out
 
 
-class ItemRef(BaseModel):
+class ItemRef(Arguments):
     """An item by id, or by words of its title."""
 
     match: str | None = Field(None, max_length=200, description="Or words of its title.")
@@ -287,6 +321,7 @@ def search_operation(
     (``label``: how the list is named, "about" or "like" the query)."""
     args_model = create_model(
         f"Search{kind.capitalize()}s",
+        __base__=Arguments,
         query=(str, Field(min_length=1, max_length=500, description=query_help)),
         limit=(int, Field(10, ge=1, le=100)),
     )
@@ -307,7 +342,7 @@ def search_operation(
     )
 
 
-class DayArgs(BaseModel):
+class DayArgs(Arguments):
     """Arguments of a daily summary."""
 
     day: str = Field("today", max_length=100, description="The day: 'today', 'yesterday', a date.")

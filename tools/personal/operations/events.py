@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import AliasChoices, AwareDatetime, BaseModel, Field
+from pydantic import AliasChoices, AwareDatetime, Field
 
-from tools.operations import OperationContext
+from tools.operations import Arguments, OperationContext
 from tools.personal.format import describe
 from tools.personal.models import MAX_LIST_ITEMS, Event, EventCreate, EventFilter, EventUpdate
 from tools.personal.operations.common import (
@@ -17,6 +17,7 @@ from tools.personal.operations.common import (
     Listing,
     Offset,
     Sent,
+    Zone,
     changes,
     clock,
     engine,
@@ -29,10 +30,11 @@ from tools.personal.operations.common import (
     resolve_target,
     search_operation,
     send_webhook,
+    zoned,
 )
 
 
-class CreateEvent(BaseModel):
+class CreateEvent(Arguments):
     title: str = Field(min_length=1, max_length=200, description="e.g. 'Lunch with Sam'.")
     # POST /events's names first (shown to MCP clients); the agents' model sees starts / ends
     starts: str = Field(
@@ -62,11 +64,13 @@ class CreateEvent(BaseModel):
         max_length=500,
         description="Recurrence as an RFC 5545 RRULE, e.g. 'FREQ=WEEKLY;BYDAY=MO;COUNT=10'.",
     )
+    tz: Zone = None
 
 
 @personal()
 async def create_event(ctx: OperationContext, args: CreateEvent) -> Event:
     """Put an event on the user's calendar."""
+    ctx = zoned(ctx, args.tz)
     with refusals():
         starts = moment(args.starts, ctx)  # None: refused by EventCreate
         data = EventCreate(
@@ -82,14 +86,17 @@ async def create_event(ctx: OperationContext, args: CreateEvent) -> Event:
         return await engine(ctx).create_event(ctx.owner, data, tz=ctx.timezone)
 
 
-class EventId(BaseModel):
+class EventId(Arguments):
     event_id: int = Field(ge=1, le=2**62, description="The event's id (#n in lists).")
 
 
 get_event = get_operation("event", Event, EventId)
 
 
-class ListEvents(BaseModel):
+class ListEvents(Arguments):
+    """The filters of an event list; the defaults are GET /events's (by start, a page of
+    PERSONAL_PAGE_SIZE): the route passes only what its caller gave."""
+
     starts: str | None = Field(
         None, max_length=100, description="Period: 'today', 'tomorrow', 'next week', a date."
     )
@@ -103,7 +110,7 @@ class ListEvents(BaseModel):
     upcoming: bool = Field(False, description="Only events that have not started yet.")
     starts_from: AwareDatetime | None = Field(None, description="Starting at or after (ISO).")
     starts_to: AwareDatetime | None = Field(None, description="Starting before (ISO 8601).")
-    limit: Limit = 20
+    limit: Limit = None
     offset: Offset = 0
 
 
@@ -215,7 +222,7 @@ search_events = search_operation(
 )
 
 
-class HybridSearchEvents(BaseModel):
+class HybridSearchEvents(Arguments):
     query: str = Field(min_length=1, max_length=500, description="What the events are about.")
     starts: str | None = Field(None, max_length=100, description="Within this period.")
     attendee: str | None = Field(None, max_length=120)

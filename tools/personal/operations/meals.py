@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic import AliasChoices, AwareDatetime, BaseModel, Field
 
-from tools.operations import OperationContext
+from tools.operations import Arguments, OperationContext
 from tools.personal.models import (
     MAX_LIST_ITEMS,
     Meal,
@@ -24,6 +24,7 @@ from tools.personal.operations.common import (
     Listing,
     Offset,
     Sent,
+    Zone,
     changes,
     clock,
     engine,
@@ -34,6 +35,7 @@ from tools.personal.operations.common import (
     refusals,
     search_operation,
     send_webhook,
+    zoned,
 )
 
 #: When a meal of each type is taken to be eaten when no time is given (hour, minute).
@@ -51,7 +53,7 @@ def default_meal_time(meal_type: str, day: datetime, now: datetime) -> datetime:
     return min(moment_, now) if moment_.date() == now.date() else moment_
 
 
-class LogMeal(BaseModel):
+class LogMeal(Arguments):
     description: str = Field(min_length=1, max_length=200, description="What was eaten.")
     meal_type: MealType = Field(description="breakfast, lunch, dinner or snack.")
     eaten_at: str | None = Field(
@@ -62,29 +64,34 @@ class LogMeal(BaseModel):
     protein_g: float | None = Field(None, ge=0, le=2_000)
     carbs_g: float | None = Field(None, ge=0, le=2_000)
     fat_g: float | None = Field(None, ge=0, le=2_000)
+    tz: Zone = None
 
 
 @personal()
 async def log_meal(ctx: OperationContext, args: LogMeal) -> Meal:
     """Log a meal the user ate, with calories and macros when known."""
+    ctx = zoned(ctx, args.tz)
     with refusals():
         now = clock(ctx)
         when = moment(args.eaten_at, ctx, prefer="past")
         data = MealCreate(
             eaten_at=when or default_meal_time(args.meal_type, now, now),
-            **args.model_dump(exclude={"eaten_at"}),
+            **args.model_dump(exclude={"eaten_at", "tz"}),
         )
         return await engine(ctx).create_meal(ctx.owner, data, tz=ctx.timezone)
 
 
-class MealId(BaseModel):
+class MealId(Arguments):
     meal_id: int = Field(ge=1, le=2**62, description="The meal's id (#n in lists).")
 
 
 get_meal = get_operation("meal", Meal, MealId)
 
 
-class ListMeals(BaseModel):
+class ListMeals(Arguments):
+    """The filters of a meal list; the defaults are GET /meals's (newest first, a page of
+    PERSONAL_PAGE_SIZE): the route passes only what its caller gave."""
+
     eaten: str | None = Field(
         None, max_length=100, description="Period: 'today', 'yesterday', 'this week', a date."
     )
@@ -99,8 +106,8 @@ class ListMeals(BaseModel):
     )
     eaten_from: AwareDatetime | None = Field(None, description="Eaten at or after (ISO 8601).")
     eaten_to: AwareDatetime | None = Field(None, description="Eaten before (ISO 8601).")
-    newest_first: bool = Field(False, description="The latest meals first.")
-    limit: Limit = 20
+    newest_first: bool = Field(True, description="The latest meals first (default).")
+    limit: Limit = None
     offset: Offset = 0
 
 
@@ -177,7 +184,7 @@ async def delete_meal(ctx: OperationContext, args: MealId) -> Meal:
         return await engine(ctx).delete_meal(ctx.owner, args.meal_id)
 
 
-class TotalsArgs(BaseModel):
+class TotalsArgs(Arguments):
     period: str = Field(
         "today", max_length=100, description="'today', 'yesterday', 'this week', 'last 7 days'."
     )
@@ -211,7 +218,7 @@ search_meals = search_operation(
 )
 
 
-class HybridSearchMeals(BaseModel):
+class HybridSearchMeals(Arguments):
     query: str = Field(min_length=1, max_length=500, description="What the meals are like.")
     meal_type: list[MealType] | None = None
     eaten: str | None = Field(None, max_length=100, description="Within this period.")

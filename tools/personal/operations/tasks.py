@@ -6,9 +6,9 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any, Literal
 
-from pydantic import AliasChoices, AwareDatetime, BaseModel, Field
+from pydantic import AliasChoices, AwareDatetime, Field
 
-from tools.operations import OperationContext
+from tools.operations import Arguments, OperationContext
 from tools.personal.format import describe
 from tools.personal.models import (
     MAX_TAGS,
@@ -26,6 +26,7 @@ from tools.personal.operations.common import (
     Listing,
     Offset,
     Sent,
+    Zone,
     changes,
     clock,
     engine,
@@ -38,6 +39,7 @@ from tools.personal.operations.common import (
     resolve_target,
     search_operation,
     send_webhook,
+    zoned,
 )
 
 
@@ -45,7 +47,7 @@ def _open() -> list[TaskStatus]:
     return ["open"]
 
 
-class CreateTask(BaseModel):
+class CreateTask(Arguments):
     title: str = Field(min_length=1, max_length=200, description="What to do.")
     due: str | None = Field(
         None,
@@ -63,11 +65,13 @@ class CreateTask(BaseModel):
         description="When to remind the user: ISO 8601, words ('tomorrow at 8'), or a lead "
         "before the due time ('an hour before', '2 days before').",
     )
+    tz: Zone = None
 
 
 @personal()
 async def create_task(ctx: OperationContext, args: CreateTask) -> Task:
     """Create a task or reminder for the user (`remind_at`: when the reminder fires)."""
+    ctx = zoned(ctx, args.tz)
     with refusals():
         due = moment(args.due, ctx)
         data = TaskCreate(
@@ -81,16 +85,19 @@ async def create_task(ctx: OperationContext, args: CreateTask) -> Task:
         return await engine(ctx).create_task(ctx.owner, data, tz=ctx.timezone)
 
 
-class TaskId(BaseModel):
+class TaskId(Arguments):
     task_id: int = Field(ge=1, le=2**62, description="The task's id (#n in lists).")
 
 
 get_task = get_operation("task", Task, TaskId)
 
 
-class ListTasks(BaseModel):
+class ListTasks(Arguments):
+    """The filters of a task list; the defaults are GET /tasks's (every status, a page of
+    PERSONAL_PAGE_SIZE): the route passes only what its caller gave."""
+
     status: list[TaskStatus] | None = Field(
-        default_factory=_open, description="Statuses to show (default: open)."
+        None, max_length=3, description="Statuses to show (default: every status)."
     )
     due: str | None = Field(
         None, max_length=100, description="Due within a period: 'today', 'this week', 'next month'."
@@ -114,7 +121,7 @@ class ListTasks(BaseModel):
     )
     due_from: AwareDatetime | None = Field(None, description="Due at or after (ISO 8601).")
     due_to: AwareDatetime | None = Field(None, description="Due before (ISO 8601).")
-    limit: Limit = 20
+    limit: Limit = None
     offset: Offset = 0
 
 
@@ -239,7 +246,7 @@ search_tasks = search_operation(
 )
 
 
-class HybridSearchTasks(BaseModel):
+class HybridSearchTasks(Arguments):
     query: str = Field(min_length=1, max_length=500, description="What the tasks are about.")
     status: list[TaskStatus] | None = Field(default_factory=_open)
     min_priority: Priority | None = None
