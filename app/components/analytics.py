@@ -2,9 +2,8 @@
 
 At start-up (API and Studio), :func:`start_analytics`
 - seeds schema ``analytics`` in the process's Postgres (DATABASE_URL, or the embedded one) when
-  ANALYTICS_SEED_ON_START is set: idempotent (a version marker; milliseconds once seeded) and
-  safe when several processes start at once (an advisory lock); it also (re)creates the reader
-  role ANALYTICS_READER_USER, which may only read that schema;
+  ANALYTICS_SEED_ON_START is set, idempotent (a version marker) and safe when several processes
+  start at once (an advisory lock), and (re)creates the reader role ANALYTICS_READER_USER;
 - opens the reader pool (connections log in as the reader role; opened lazily, so a start-up
   never waits for it) and closes it at shutdown;
 - provides the agents' services with the ``AnalyticsContext`` (pool and limits) and the
