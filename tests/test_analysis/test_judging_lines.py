@@ -122,3 +122,179 @@ def test_a_test_of_sixty_statements_mixing_behaviours_is_verbose() -> None:
 def test_a_mixed_test_under_sixty_statements_is_verbose_only_for_strict() -> None:
     assert lines_of(MIXED_UNDER_SIXTY, "verbose-test", config=DEFAULT) == []
     assert lines_of(MIXED_UNDER_SIXTY, "verbose-test", config=STRICT) == [1]
+
+
+# --------------------------------------------------------------------------- exceptions
+# "try/except only to fail or to re-raise, and try/except/else to assert an exception, are
+# worth-fixing"
+
+ONLY_TO_FAIL = """
+import unittest
+
+import pytest
+
+
+def test_fixed_text():
+    try:
+        compile_rules("a -> b")
+    except SyntaxError:
+        pytest.fail("the rules did not compile")
+
+
+def test_message_naming_the_input():
+    source = "a -> b"
+    try:
+        compile_rules(source)
+    except SyntaxError as err:
+        pytest.fail(f"{source!r} did not compile: {err}")
+
+
+def test_assert_false():
+    try:
+        compile_rules("a -> b")
+    except SyntaxError:
+        assert False, "the rules did not compile"
+
+
+class TestRules(unittest.TestCase):
+    def test_fail_with_percent(self):
+        text = "a -> b"
+        try:
+            compile_rules(text)
+        except SyntaxError:
+            self.fail("could not compile %s" % text)
+"""
+
+ONLY_TO_RERAISE = """
+import logging
+import traceback
+
+
+def test_bare_reraise():
+    try:
+        sync_folder("a", "b")
+    except OSError:
+        raise
+
+
+def test_print_then_reraise():
+    try:
+        sync_folder("a", "b")
+    except OSError as err:
+        print("sync failed", err)
+        traceback.print_exc()
+        raise
+
+
+def test_wrapped():
+    try:
+        sync_folder("a", "b")
+    except OSError as err:
+        raise RuntimeError("sync failed") from err
+
+
+def test_logged_assertion_error():
+    try:
+        sync_folder("a", "b")
+    except OSError as err:
+        logging.error("sync failed")
+        raise AssertionError("sync failed") from err
+"""
+
+EXPECTS_AN_EXCEPTION = """
+import unittest
+
+import pytest
+
+
+def test_else_fails():
+    try:
+        parse_duration("5 parsecs")
+    except ValueError:
+        pass
+    else:
+        pytest.fail("no ValueError")
+
+
+def test_else_raises():
+    try:
+        parse_duration("5 parsecs")
+    except ValueError as err:
+        assert "unit" in str(err)
+    else:
+        raise AssertionError("no ValueError")
+
+
+def test_fail_at_the_end_of_the_block():
+    try:
+        parse_duration("5 parsecs")
+        assert False, "should have raised"
+    except ValueError:
+        pass
+
+
+class TestDuration(unittest.TestCase):
+    def test_else_self_fail(self):
+        try:
+            parse_duration("5 parsecs")
+        except ValueError:
+            pass
+        else:
+            self.fail("no ValueError")
+"""
+
+HANDLING_THAT_DOES_SOMETHING = """
+import pytest
+
+
+def test_fallback_is_used():
+    try:
+        conn = connect("primary")
+    except OSError:
+        conn = connect("replica")
+    assert conn.ok
+
+
+def test_cleanup_then_reraise(tmp_path):
+    job = start_job(tmp_path)
+    try:
+        job.run()
+    except RuntimeError:
+        job.rollback()
+        raise
+    assert job.done
+
+
+def test_optional_dependency():
+    try:
+        import numpy
+    except ImportError:
+        pytest.skip("numpy is not installed")
+    assert numpy.zeros(1).size == 1
+
+
+def test_active_exception(caplog):
+    try:
+        raise KeyError("missing")
+    except KeyError:
+        log_current_error()
+    assert "missing" in caplog.text
+"""
+
+
+def test_a_try_only_to_fail_is_kept_whatever_its_message() -> None:
+    assert lines_of(ONLY_TO_FAIL, "exception-handling", config=DEFAULT) == [7, 15, 22, 31]
+
+
+def test_a_try_only_to_reraise_is_kept() -> None:
+    # printing or logging before the raise does not change what the test does
+    assert lines_of(ONLY_TO_RERAISE, "exception-handling", config=DEFAULT) == [6, 13, 22, 29]
+
+
+def test_a_try_except_else_asserting_an_exception_is_kept() -> None:
+    assert lines_of(EXPECTS_AN_EXCEPTION, "exception-handling", config=DEFAULT) == [7, 16, 25, 34]
+
+
+def test_handling_that_does_something_is_not_reported_by_default() -> None:
+    # a fallback, a cleanup before re-raising, an explicit skip, an exception made on purpose
+    assert lines_of(HANDLING_THAT_DOES_SOMETHING, "exception-handling", config=DEFAULT) == []
