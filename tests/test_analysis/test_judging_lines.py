@@ -298,3 +298,108 @@ def test_a_try_except_else_asserting_an_exception_is_kept() -> None:
 def test_handling_that_does_something_is_not_reported_by_default() -> None:
     # a fallback, a cleanup before re-raising, an explicit skip, an exception made on purpose
     assert lines_of(HANDLING_THAT_DOES_SOMETHING, "exception-handling", config=DEFAULT) == []
+
+
+# --------------------------------------------------------------------------- data files
+# "reading a checked-in data file read-only is noise, rewriting it in place is worth-fixing"
+
+READS_DATA_FILES = """
+import os
+import unittest
+from pathlib import Path
+
+HERE = os.path.dirname(__file__)
+
+
+def test_relative_path():
+    with open("tests/data/sample.json") as f:
+        assert json.load(f)["a"] == 1
+
+
+def test_next_to_the_module():
+    with open(os.path.join(HERE, "sample.json"), "rb") as f:
+        assert f.read(1) == b"{"
+
+
+def test_mode_keyword():
+    with open("tests/data/sample.txt", mode="r", encoding="utf-8") as f:
+        assert f.read()
+
+
+def test_path_object():
+    assert "a" in Path("tests/data/sample.txt").read_text()
+
+
+class TestLoad(unittest.TestCase):
+    def test_reads(self):
+        with open(os.path.join(HERE, "sample.txt")) as f:
+            self.assertTrue(f.read())
+"""
+
+REWRITES_DATA_FILES = """
+import os
+import unittest
+from pathlib import Path
+
+HERE = os.path.dirname(__file__)
+
+
+def test_round_trip_in_place():
+    path = os.path.join(HERE, "example.toml")
+    with open(path, encoding="utf-8") as f:
+        original = f.read()
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(dump(load(original)))
+    assert load_file(path) == load(original)
+
+
+def test_appends():
+    with open("tests/data/log.txt", "a") as f:
+        f.write("x")
+    assert count_lines("tests/data/log.txt") > 0
+
+
+def test_patches_bytes():
+    with open("tests/data/blob.bin", mode="r+b") as f:
+        f.write(b"x")
+    assert checksum("tests/data/blob.bin")
+
+
+def test_writes_next_to_the_module():
+    target = Path(__file__).parent / "data" / "out.txt"
+    target.write_text("x")
+    assert target.exists()
+
+
+class TestSave(unittest.TestCase):
+    def test_overwrites(self):
+        with open(os.path.join(HERE, "example.toml"), "w") as f:
+            f.write("a = 1")
+        self.assertTrue(os.path.exists(os.path.join(HERE, "example.toml")))
+"""
+
+WRITES_TEMPORARY_FILES = """
+def test_under_tmp_path(tmp_path):
+    path = tmp_path / "x.toml"
+    with open(path, "w") as f:
+        f.write("a = 1")
+    assert load_file(path) == {"a": 1}
+"""
+
+
+def test_reading_a_checked_in_data_file_is_not_reported_by_default() -> None:
+    assert lines_of(READS_DATA_FILES, "mystery-guest", config=DEFAULT) == []
+    assert lines_of(READS_DATA_FILES, "mystery-guest", config=STRICT) == [9, 14, 19, 24, 29]
+
+
+def test_rewriting_a_checked_in_data_file_is_reported_with_its_read() -> None:
+    # the read of the original belongs to the rewrite (it restores or compares it)
+    assert lines_of(REWRITES_DATA_FILES, "mystery-guest", config=DEFAULT) == [
+        10,
+        12,
+        18,
+        24,
+        31,
+        37,
+    ]
+    assert lines_of(WRITES_TEMPORARY_FILES, "mystery-guest", config=DEFAULT) == []
