@@ -403,3 +403,156 @@ def test_rewriting_a_checked_in_data_file_is_reported_with_its_read() -> None:
         37,
     ]
     assert lines_of(WRITES_TEMPORARY_FILES, "mystery-guest", config=DEFAULT) == []
+
+
+# --------------------------------------------------------------------------- magic numbers
+# "numbers that the test set up, that appear in the parsed input, or HTTP statuses are noise"
+
+SET_UP_BY_THE_TEST = """
+import unittest
+
+import pytest
+
+OPENING = 1500
+
+
+@pytest.fixture
+def account():
+    return Account(balance=1500)
+
+
+@pytest.fixture
+def overdrawn(account):
+    account.withdraw(1730)
+    return account
+
+
+def test_keyword(account):
+    assert account.balance == 1500
+
+
+def test_fixture_of_a_fixture(overdrawn):
+    assert overdrawn.balance == -230
+
+
+def test_module_constant():
+    account = Account(balance=OPENING)
+    assert account.balance == 1500
+
+
+def test_arithmetic_of_its_numbers():
+    account = Account(balance=1500)
+    account.withdraw(275)
+    assert account.balance == 1225
+
+
+class TestAccount(unittest.TestCase):
+    LIMIT = 2500
+
+    def setUp(self):
+        self.account = Account(balance=1500)
+
+    def test_set_up_in_set_up(self):
+        self.assertEqual(self.account.balance, 1500)
+
+    def test_class_attribute(self):
+        self.account.raise_limit(self.LIMIT)
+        self.assertEqual(self.account.limit, 2500)
+"""
+
+IN_THE_PARSED_INPUT = '''
+import unittest
+
+CONFIG = """
+[server]
+port = 5123
+"""
+
+
+def test_timestamp():
+    stamp = parse_timestamp("2021-03-17T10:15:45")
+    assert stamp.second == 45
+    assert stamp.day == 17
+
+
+def test_float_and_exponent():
+    assert parse_number("31.25") == 31.25
+    assert parse_number("2.5e3") == 2500
+
+
+def test_bytes():
+    assert decode(b"len:37;").length == 37
+
+
+def test_module_document():
+    assert parse_config(CONFIG)["server"]["port"] == 5123
+
+
+class TestDuration(unittest.TestCase):
+    def test_units_next_to_digits(self):
+        duration = parse_duration("1h17m")
+        self.assertEqual(duration.minutes, 17)
+        self.assertEqual(parse_length("13px"), 13)
+'''
+
+HTTP_STATUSES = """
+import unittest
+
+import pytest
+
+
+def test_status_code(client):
+    assert client.get("/missing").status_code == 404
+
+
+def test_status_in_a_set(client):
+    assert client.get("/old").status_code in (301, 308)
+
+
+def test_exception_code():
+    with pytest.raises(HTTPException) as info:
+        abort_with("teapot")
+    assert info.value.code == 418
+
+
+def test_status_helper(client):
+    assert_status(client.get("/gone"), 410)
+
+
+class TestViews(unittest.TestCase):
+    def test_created(self):
+        response = self.client.post("/items", data={})
+        self.assertEqual(201, response.status_code)
+"""
+
+UNEXPLAINED = """
+import unittest
+
+
+def test_checksum():
+    assert checksum(b"abc") == 891568578
+
+
+class TestTotals(unittest.TestCase):
+    def test_total(self):
+        self.assertEqual(compute_total(ITEMS), 4217)
+"""
+
+
+def test_numbers_the_test_set_up_are_not_reported_by_default() -> None:
+    assert lines_of(SET_UP_BY_THE_TEST, "magic-number", config=DEFAULT) == []
+    assert len(lines_of(SET_UP_BY_THE_TEST, "magic-number", config=STRICT)) == 6
+
+
+def test_numbers_in_the_parsed_input_are_not_reported_by_default() -> None:
+    assert lines_of(IN_THE_PARSED_INPUT, "magic-number", config=DEFAULT) == []
+    assert len(lines_of(IN_THE_PARSED_INPUT, "magic-number", config=STRICT)) == 8
+
+
+def test_http_statuses_are_not_reported_by_default() -> None:
+    assert lines_of(HTTP_STATUSES, "magic-number", config=DEFAULT) == []
+    assert len(lines_of(HTTP_STATUSES, "magic-number", config=STRICT)) == 5
+
+
+def test_a_number_nothing_explains_is_reported() -> None:
+    assert lines_of(UNEXPLAINED, "magic-number", config=DEFAULT) == [5, 10]

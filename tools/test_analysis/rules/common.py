@@ -108,6 +108,9 @@ class Emitter:
     findings: list[Finding] = field(default_factory=list)
     #: Share of the file's tests that print (computed on first use by redundant-print).
     print_share: float | None = None
+    #: Module-level ``NAME = <value>`` assignments by name (computed on first use by
+    #: magic-number: numbers a test sets up through a module constant).
+    module_values: dict[str, ast.expr] | None = None
 
     def on(self, smell_id: str) -> bool:
         """Whether ``smell_id`` is enabled (rules skip work for ignored smells)."""
