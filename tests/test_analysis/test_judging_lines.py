@@ -556,3 +556,257 @@ def test_http_statuses_are_not_reported_by_default() -> None:
 
 def test_a_number_nothing_explains_is_reported() -> None:
     assert lines_of(UNEXPLAINED, "magic-number", config=DEFAULT) == [5, 10]
+
+
+# --------------------------------------------------------------------------- case tables
+# "a loop over an inline table that is the whole test is worth-fixing (parametrize / subTest
+# names the case), a short loop at the tail of a larger scenario, over a fixture's or a
+# module's fixed list, is noise"
+
+WHOLE_TEST_TABLES = """
+import unittest
+
+import pytest
+
+
+def test_pairs():
+    for text, slug in [("Hello World", "hello-world"), ("A  B", "a-b"), ("", "")]:
+        assert slugify(text) == slug
+
+
+def test_named_dict():
+    table = {"red": 1, "green": 2, "blue": 3}
+    for name, code in table.items():
+        assert color_code(name) == code
+
+
+def test_single_values_and_raises():
+    for bad in ["", "a@", "@b"]:
+        with pytest.raises(ValueError):
+            parse_email(bad)
+
+
+def test_after_setting_up_its_subject():
+    registry = Registry()
+    registry.load_defaults()
+    for key, expected in [("a", 1), ("b", 2), ("c", 3)]:
+        assert registry.lookup(key) == expected
+
+
+class TestWidth(unittest.TestCase):
+    def test_widths(self):
+        for text, width in (("a", 1), ("bb", 2), ("", 0)):
+            self.assertEqual(display_width(text), width)
+
+    def test_plain_asserts(self):
+        \"\"\"Digits only.\"\"\"
+        for value in ("1", "22", "333"):
+            assert is_number(value)
+"""
+
+SCENARIO_TAILS = """
+import unittest
+
+KEYS = ("x", "y")
+
+
+def test_module_list():
+    queue = Queue()
+    queue.put("x")
+    queue.put("y")
+    drained = queue.drain()
+    assert len(drained) == 2
+    for key in KEYS:
+        assert key in drained
+
+
+def test_fixture_list(names):
+    record = build(names)
+    record.refresh()
+    assert record.ok
+    for name in names:
+        assert name in record.fields
+
+
+def test_outcome_item_by_item(db):
+    db.import_file("users.csv")
+    db.commit()
+    for name in ("ann", "bob"):
+        assert db.find(name)
+
+
+class TestRecord(unittest.TestCase):
+    FIELDS = ["a", "b"]
+
+    def setUp(self):
+        self.names = ["a", "b"]
+
+    def test_class_list(self):
+        record = build()
+        record.refresh()
+        self.assertTrue(record.ok)
+        for name in self.FIELDS:
+            self.assertTrue(hasattr(record, name))
+
+    def test_set_up_list(self):
+        record = build(self.names)
+        self.assertTrue(record.ok)
+        for name in self.names:
+            self.assertIn(name, record.fields)
+
+    def test_inline_tail(self):
+        record = build()
+        self.assertTrue(record.ok)
+        for name in ("a", "b"):
+            self.assertIn(name, record.fields)
+
+    def test_already_named(self):
+        for value, expected in ((1.5, 2), (2.5, 2)):
+            with self.subTest(value=value):
+                self.assertEqual(round_half_even(value), expected)
+"""
+
+STATEFUL_ROWS = """
+import unittest
+
+
+class TestCounter(unittest.TestCase):
+    def test_successive_states(self):
+        count = 0
+
+        def tick():
+            nonlocal count
+            count += 1
+            return count
+
+        expected = (1, 2, 3)
+        for value in expected:
+            self.assertEqual(tick(), value)
+"""
+
+
+def test_a_test_that_is_a_loop_over_a_table_is_kept() -> None:
+    assert lines_of(WHOLE_TEST_TABLES, "conditional-logic", config=DEFAULT) == [
+        7,
+        13,
+        18,
+        26,
+        32,
+        37,
+    ]
+
+
+def test_a_loop_at_the_tail_of_a_scenario_is_not_reported_by_default() -> None:
+    assert lines_of(SCENARIO_TAILS, "conditional-logic", config=DEFAULT) == []
+    assert len(lines_of(SCENARIO_TAILS, "conditional-logic", config=STRICT)) == 6
+
+
+def test_rows_that_are_successive_states_are_no_table() -> None:
+    assert lines_of(STATEFUL_ROWS, "conditional-logic", config=DEFAULT) == []
+
+
+# --------------------------------------------------------------------------- computed results
+# "a loop over a result computed by the code under test, with no length check, is
+# worth-fixing (it passes vacuously when empty)"
+
+UNCHECKED_RESULTS = """
+import unittest
+
+
+def test_call_result():
+    for row in load_rows("a.csv"):
+        assert row.valid
+
+
+def test_named_result_items():
+    headers = build_headers(token="x")
+    for name, value in headers.items():
+        assert name.istitle()
+
+
+def test_attribute_of_a_result():
+    tree = parse("<a><b/><c/></a>")
+    for child in tree.children:
+        assert child.parent is tree
+
+
+def test_zip_with_expected():
+    tokens = tokenize("a b c")
+    for token, expected in zip(tokens, ["a", "b", "c"]):
+        assert token.text == expected
+
+
+async def test_stream(client):
+    async for chunk in client.stream("/x"):
+        assert chunk
+
+
+class TestRows(unittest.TestCase):
+    def test_rows(self):
+        rows = self.db.fetch_all()
+        for row in rows:
+            self.assertIsNotNone(row.id)
+"""
+
+CHECKED_RESULTS = """
+import unittest
+
+
+def test_length_first():
+    rows = list_users()
+    assert len(rows) == 3
+    for row in rows:
+        assert row["active"] is True
+
+
+def test_truthy_after():
+    rows = list_users()
+    for row in sorted(rows):
+        assert row.ok
+    assert rows
+
+
+def test_items_of_a_checked_mapping():
+    headers = build_headers()
+    assert len(headers) == 2
+    for name, value in headers.items():
+        assert value
+
+
+def test_strict_zip():
+    tokens = tokenize("a b c")
+    for token, expected in zip(tokens, ["a", "b", "c"], strict=True):
+        assert token.text == expected
+
+
+def test_zip_of_checked_sides():
+    tokens = tokenize("a b c")
+    expected = ["a", "b", "c"]
+    assert len(tokens) == len(expected)
+    for token, text in zip(tokens, expected):
+        assert token.text == text
+
+
+class TestRows(unittest.TestCase):
+    def test_rows(self):
+        rows = fetch()
+        self.assertGreater(len(rows), 0)
+        for row in list(rows):
+            self.assertTrue(row.ok)
+"""
+
+
+def test_a_loop_over_an_unchecked_result_is_kept() -> None:
+    assert lines_of(UNCHECKED_RESULTS, "conditional-logic", config=DEFAULT) == [
+        5,
+        11,
+        17,
+        23,
+        28,
+        35,
+    ]
+
+
+def test_a_loop_over_a_result_whose_length_is_checked_is_not_reported_by_default() -> None:
+    assert lines_of(CHECKED_RESULTS, "conditional-logic", config=DEFAULT) == []
+    assert len(lines_of(CHECKED_RESULTS, "conditional-logic", config=STRICT)) == 6
