@@ -5,7 +5,8 @@ pytest and unittest style, with its edge cases; none is taken from a judged suit
 
 from __future__ import annotations
 
-from tests.test_analysis.support import DEFAULT, STRICT, lines_of
+from tests.test_analysis.support import DEFAULT, STRICT, lines_of, run_rules
+from tools.test_analysis.schemas import AnalysisConfig
 
 # --------------------------------------------------------------------------- verbose test
 # "flat tables of one-line checks are noise as verbose-test, a 60+ statement test mixing
@@ -810,3 +811,160 @@ def test_a_loop_over_an_unchecked_result_is_kept() -> None:
 def test_a_loop_over_a_result_whose_length_is_checked_is_not_reported_by_default() -> None:
     assert lines_of(CHECKED_RESULTS, "conditional-logic", config=DEFAULT) == []
     assert len(lines_of(CHECKED_RESULTS, "conditional-logic", config=STRICT)) == 6
+
+
+# --------------------------------------------------------------------------- plain asserts
+# "plain pytest asserts without messages are noise (assertion rewriting shows the values)"
+
+UNLABELLED_CHECKS = """
+import unittest
+
+
+def test_parse():
+    result = parse("a=1;b=2")
+    assert result["a"] == 1
+    assert result["b"] == 2
+    assert len(result) == 2
+
+
+class TestParse(unittest.TestCase):
+    def test_parse(self):
+        result = parse("a=1;b=2")
+        self.assertEqual(result["a"], 1)
+        self.assertEqual(result["b"], 2)
+"""
+
+
+def test_assertions_without_messages_are_not_reported_by_default() -> None:
+    assert lines_of(UNLABELLED_CHECKS, "assertion-roulette", config=DEFAULT) == []
+    assert lines_of(UNLABELLED_CHECKS, "assertion-roulette", config=STRICT) == [4, 12]
+
+
+# --------------------------------------------------------------------------- verdict "wrong"
+# "the finding is false ... 'no assertion' when a helper in another module asserts,
+# 'compares str()' when str()/repr() is the behaviour under test, 'unrelated tests' in a class
+# that tests one locale or one data structure, a 'duplicate' assertion with different input"
+
+FALSE_PREMISES = """
+import unittest
+
+from tests.helpers import check_round_trip
+
+
+def test_round_trip():
+    check_round_trip({"a": 1})
+
+
+def test_str():
+    assert str(Money(5, "EUR")) == "5.00 EUR"
+
+
+def test_feeds_more_input():
+    parser = Parser()
+    parser.feed("a")
+    assert parser.ok
+    parser.feed("b")
+    assert parser.ok
+
+
+class TestGermanLocale(unittest.TestCase):
+    def setUp(self):
+        self.locale = locales.get("de")
+
+    def test_month_names(self):
+        self.assertEqual(self.locale.month_name(1), "Januar")
+
+    def test_ordinal(self):
+        self.assertEqual(self.locale.ordinal_number(1), "1.")
+
+    def test_plural(self):
+        self.assertEqual(self.locale.describe("hours", 2), "in 2 Stunden")
+
+    def test_weekday(self):
+        self.assertEqual(self.locale.day_name(1), "Montag")
+
+    def test_repr(self):
+        self.assertEqual(repr(self.locale), "<GermanLocale>")
+"""
+
+
+def test_false_premises_are_not_reported() -> None:
+    smells = {"unknown-test", "sensitive-equality", "lack-of-cohesion", "duplicate-assert"}
+    for config in (DEFAULT, AnalysisConfig(enable=sorted(smells))):
+        found = run_rules(FALSE_PREMISES, config=config)
+        assert [f for f in found if f.smell in smells] == []
+
+
+# --------------------------------------------------------------------------- dead set-up state
+# general-fixture is off by default but for the one class a labeler called worth fixing
+# (CALIBRATION3A.md: "a setUp attribute used by no test ... is worth-fixing as dead fixture
+# state"); a field some tests skip is cheap to share (noise)
+
+DEAD_SET_UP_STATE = """
+import unittest
+
+
+class TestRetry(unittest.TestCase):
+    def setUp(self):
+        self.attempts = 0
+        self.callback_called = False
+        self.client = make_client()
+
+    def _callback(self, future):
+        self.callback_called = True
+        return future
+
+    def test_retries(self):
+        def flaky():
+            self.attempts += 1
+            raise OSError()
+
+        run_with_retries(flaky, times=3)
+        self.assertEqual(self.attempts, 3)
+
+    def test_client(self):
+        self.assertTrue(self.client.ready)
+"""
+
+SOME_TESTS_SKIP_A_FIELD = """
+import unittest
+
+
+class TestStore(unittest.TestCase):
+    def setUp(self):
+        self.store = Store()
+        self.sample = {"a": 1}
+
+    def test_put(self):
+        self.store.put("k", self.sample)
+        self.assertIn("k", self.store)
+
+    def test_empty(self):
+        self.assertEqual(len(self.store), 0)
+
+
+class Base(unittest.TestCase):
+    def setUp(self):
+        self.shared = make_shared()
+
+    def test_nothing_here(self):
+        self.assertTrue(True)
+
+
+class TestChild(Base):
+    def test_shared(self):
+        self.assertTrue(self.shared.ok)
+"""
+
+
+def test_dead_set_up_state_is_kept() -> None:
+    found = [
+        f for f in run_rules(DEAD_SET_UP_STATE, config=DEFAULT) if f.smell == "general-fixture"
+    ]
+    assert [f.line for f in found] == [5]
+    assert "callback_called" in found[0].message and "attempts" not in found[0].message
+
+
+def test_a_field_some_tests_skip_is_general_fixture_only_for_strict() -> None:
+    assert lines_of(SOME_TESTS_SKIP_A_FIELD, "general-fixture", config=DEFAULT) == []
+    assert lines_of(SOME_TESTS_SKIP_A_FIELD, "general-fixture", config=STRICT) == [5, 18]
