@@ -485,6 +485,11 @@ def test_bytes():
     assert decode(b"len:37;").length == 37
 
 
+def test_digits_standing_in_the_input():
+    stamp = parse_timestamp("2013-05-05 12:30:45.9876543")
+    assert stamp.microsecond == 987654
+
+
 def test_module_document():
     assert parse_config(CONFIG)["server"]["port"] == 5123
 
@@ -534,6 +539,10 @@ def test_checksum():
     assert checksum(b"abc") == 891568578
 
 
+def test_epoch():
+    assert parse_timestamp("2013-05-05 12:30:45").epoch == 1367757045
+
+
 class TestTotals(unittest.TestCase):
     def test_total(self):
         self.assertEqual(compute_total(ITEMS), 4217)
@@ -547,7 +556,7 @@ def test_numbers_the_test_set_up_are_not_reported_by_default() -> None:
 
 def test_numbers_in_the_parsed_input_are_not_reported_by_default() -> None:
     assert lines_of(IN_THE_PARSED_INPUT, "magic-number", config=DEFAULT) == []
-    assert len(lines_of(IN_THE_PARSED_INPUT, "magic-number", config=STRICT)) == 8
+    assert len(lines_of(IN_THE_PARSED_INPUT, "magic-number", config=STRICT)) == 9
 
 
 def test_http_statuses_are_not_reported_by_default() -> None:
@@ -556,7 +565,7 @@ def test_http_statuses_are_not_reported_by_default() -> None:
 
 
 def test_a_number_nothing_explains_is_reported() -> None:
-    assert lines_of(UNEXPLAINED, "magic-number", config=DEFAULT) == [5, 10]
+    assert lines_of(UNEXPLAINED, "magic-number", config=DEFAULT) == [5, 9, 14]
 
 
 # --------------------------------------------------------------------------- case tables

@@ -12,7 +12,8 @@ default: only numbers the test does not explain. Not reported there:
   (``make(n=1234)`` ... ``== 1234``; an expected value repeated in several assertions is
   still unexplained), in its class's set-up, in the fixtures of this file it requests, or
   in the module constants and class attributes it reads (the input it parses:
-  ``DOC = "port = 5123"``), including
+  ``DOC = "port = 5123"``; a number of four or more digits standing in its strings, as
+  ``987654`` in ``"45.9876543"``), including
   in strings (``"q=0.5"``), as a string's length, or as the arithmetic of its other numbers
   (two of them, or three in a test with few numbers, or a running sum/product);
 - sentinels: 42 and friends, well-known ports, seconds per minute/hour/day, powers of two
@@ -182,6 +183,11 @@ def _test_numbers(em: Emitter, facts: TestFacts) -> dict[Any, int]:
                     # "1-2-3" parsed by the code under test: its numbers feed the arithmetic
                     if len(quoted) < _QUOTED_OPERANDS:
                         quoted.append(num)
+                # a long number whose digits stand in the input ("45.9876543" parsed to
+                # 987654 microseconds): it appears in the parsed input
+                for run in _DIGIT_RUN.findall(raw[:2000]):
+                    for num in _digit_slices(run):
+                        counts[num] = counts.get(num, 0) + 1
     # numbers the test's comments state (`# M(11; 5, 2, 1, 1, 2) = 83160`)
     for num in _comment_numbers(em, facts):
         counts[num] = counts.get(num, 0) + 1
@@ -313,7 +319,25 @@ def _written_numbers(root: ast.AST) -> list[Any]:
         elif isinstance(v, str | bytes) and v:
             raw = v.encode("utf-8", "surrogatepass") if isinstance(v, str) else v
             out.extend(_parse_number(m) for m in _DIGITS.findall(raw[:2000]))
+            for run in _DIGIT_RUN.findall(raw[:2000]):
+                out.extend(_digit_slices(run))
     return out
+
+
+#: Runs of digits in the test's strings long enough to carry a number by accident rarely.
+_DIGIT_RUN = re.compile(rb"\d{4,24}")
+_MIN_SLICE = 4
+
+
+def _digit_slices(run: bytes) -> set[int]:
+    """The numbers of four or more digits written contiguously in ``run`` (no leading 0)."""
+    text = run.decode()
+    return {
+        int(text[i:j])
+        for i in range(len(text))
+        if text[i] != "0"
+        for j in range(i + _MIN_SLICE, len(text) + 1)
+    }
 
 
 def _parse_number(match: bytes) -> Any:
