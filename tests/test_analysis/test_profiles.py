@@ -183,7 +183,10 @@ EXTERNAL = """
 def test_mystery_guest_traces_addresses(config: AnalysisConfig) -> None:
     for source in (FIXTURE_URL, IN_TEST_SERVER, TORNADO, ISOLATED):
         assert lines_of(source, "mystery-guest", config=config) == []
-    assert lines_of(EXTERNAL, "mystery-guest", config=config) == [4, 5, 6, 8]
+    # the default profile leaves out checked-in files read read-only (a judging line of
+    # bench/data/frozen/README.md: noise); the network calls stay
+    expected = [4, 5, 6, 8] if config is STRICT else [4, 5]
+    assert lines_of(EXTERNAL, "mystery-guest", config=config) == expected
 
 
 # --------------------------------------------------------------------------- framework checks
@@ -629,10 +632,10 @@ def test_classes_found_while_judging() -> None:
                         self.assertEqual(getattr(mock, name), [])
                 check(make())
     """
-    (nested,) = [f for f in run_rules(tables, config=DEFAULT) if f.smell == "conditional-logic"]
-    # the helper's literal tuple is a table (a failure does not name the attribute), never
-    # a loop that may run empty
-    assert nested.line == 10 and "fixed table" in nested.message
+    (whole,) = [f for f in run_rules(tables, config=DEFAULT) if f.smell == "conditional-logic"]
+    # a test that is only a loop over its class's table is a table of cases; the nested
+    # helper's loop over a literal tuple is a detail of it (never a loop that may run empty)
+    assert whole.line == 5 and "fixed table" in whole.message
 
 
 def test_round_four_classes() -> None:

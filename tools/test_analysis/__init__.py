@@ -16,10 +16,10 @@ test-analysis agent's nodes, the analysis REST endpoints and the benches call it
     report.py      the chat summary of a result
 
 Profiles (``AnalysisConfig.profile``): ``"default"`` reports what a maintainer would act on
-(rules/*.py document per smell what it leaves out; magic-number, sensitive-equality,
-verbose-test, obscure-setup, general-fixture, test-maverick and lack-of-cohesion are off
-unless ``enable`` names them); ``"strict"`` reports every smell of SMELLS.md by its literal
-definition. Both give fixes as valid code in the test's own style (rules/fixes.py).
+(rules/*.py document per smell what it leaves out; sensitive-equality, obscure-setup,
+test-maverick and lack-of-cohesion are off unless ``enable`` names them); ``"strict"``
+reports every smell of SMELLS.md by its literal definition. Both give fixes as valid code in
+the test's own style (rules/fixes.py).
 
 Suppression: ``# noqa: <smell-id>[, ...]`` on a finding's line suppresses those smells there;
 a bare ``# noqa`` suppresses every smell on its line (``honor_bare_noqa=False`` disables

@@ -216,7 +216,7 @@ class AnalysisConfig(BaseModel):
         default=(),
         description=(
             "Smell ids the default profile leaves out (sensitive-equality, obscure-setup, "
-            "general-fixture, test-maverick, lack-of-cohesion) "
+            "test-maverick, lack-of-cohesion) "
             "to report anyway, with the default profile's precision rules; the strict "
             "profile reports them all."
         ),

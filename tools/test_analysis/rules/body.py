@@ -306,23 +306,15 @@ def check_body_rules(em: Emitter, facts: TestFacts) -> tuple[bool, bool]:
         for call, module in facts.sleeps:
             if id(call) not in polls:  # a poll interval in a wait loop is no fixed wait
                 _sleepy(em, call, module, test)
-    statements = facts.statements
-    if not em.rc.strict:
-        statements -= facts.nested_statements
-        # default: a table of assertions (RFC examples, one per line) is long but not verbose;
-        # count what the test does besides checking
-        statements -= sum(1 for a in facts.assertions if not a.nested)
-    # default: a test is verbose when it is long twice over (the limit's double in all, and
-    # above the limit besides its checks): one scenario told at length (building a reference
-    # document, a table of round trips) reads top to bottom; a 60-statement test mixes
-    # several behaviours, which is what splitting fixes
-    # several behaviours show as paths as well: a test over the limit that branches on many
-    # paths (if/try/loops: one part per process id, per iterator kind) is verbose too, while
-    # a flat sequence of the same length is one walk through one example
+    # default (the judging line): a 60+ statement test mixing several behaviours is worth
+    # splitting, while a flat table of one-line checks (or one scenario told at length, a
+    # long walk through one function) is not; the strict profile counts statements only
     limit = cfg.verbose_test_max_statements
-    verbose = statements > limit and (em.rc.strict or facts.statements >= 2 * limit)
-    if not em.rc.strict and facts.statements > limit and _branches(node) >= _VERBOSE_BRANCHES:
-        verbose = True
+    if em.rc.strict:
+        verbose = facts.statements > limit
+    else:
+        # the count the finding states (the labelers' "60+"), stubs and callbacks included
+        verbose = facts.statements >= 2 * limit and _mixes_behaviours(node, facts)
     if verbose:
         em.emit(
             "verbose-test",
@@ -349,25 +341,83 @@ def _output_is_subject(em: Emitter, test: TestFunction) -> bool:
     return any(word in text for text in names for word in _OUTPUT_WORDS)
 
 
-#: default: a test over the verbose limit with this many branches mixes behaviours.
-_VERBOSE_BRANCHES = 5
-_BRANCH_TYPES = (ast.If, ast.For, ast.AsyncFor, ast.While)
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+#: default: a test whose checks are this share of its statements is a table of checks.
+_TABLE_CHECKS = 2 / 3
+#: default: a test whose actions call one function this often (share) walks that function.
+_ONE_SUBJECT = 3 / 4
+#: default: several behaviours are several act-then-check steps.
+_MIN_BEHAVIOURS = 3
 
 
-def _branches(node: ast.AST) -> int:
-    """if/loop statements of the test's own flow: not those of the stubs and callbacks it
-    defines (a double's logic), and not try/except (error handling inside one scenario)."""
-    count = 0
-    todo: list[ast.AST] = list(node.body)  # type: ignore[attr-defined]
+def _own_statements(node: ast.AST) -> list[ast.stmt]:
+    """The test's statements in source order, compound bodies included, without the defs and
+    classes it nests (a stub's or a callback's code)."""
+    out: list[ast.stmt] = []
+    todo: list[ast.AST] = list(reversed(node.body))  # type: ignore[attr-defined]
     while todo:
         n = todo.pop()
         if isinstance(n, _DEFS):
             continue
-        if isinstance(n, _BRANCH_TYPES):
-            count += 1
-        todo.extend(c for c in ast.iter_child_nodes(n) if isinstance(c, ast.stmt))
-    return count
+        if isinstance(n, ast.stmt):
+            out.append(n)
+        children = [
+            c
+            for name in ("body", "orelse", "finalbody", "handlers", "cases")
+            for c in getattr(n, name, ())
+        ]
+        todo.extend(reversed(children))
+    return out
+
+
+def _is_check(stmt: ast.stmt, checks: set[int]) -> bool:
+    """One check: an assert, an assertion call, or a ``with pytest.raises(...)`` block."""
+    t = type(stmt)
+    if t is ast.Assert:
+        return True
+    if t is ast.Expr:
+        value = stmt.value  # type: ignore[attr-defined]
+        if type(value) is ast.Await:
+            value = value.value
+        return id(value) in checks
+    if t is ast.With or t is ast.AsyncWith:
+        return any(id(i.context_expr) in checks for i in stmt.items)  # type: ignore[attr-defined]
+    return False
+
+
+def _mixes_behaviours(node: ast.AST, facts: TestFacts) -> bool:
+    """default: the long test exercises several behaviours, each checked, rather than being a
+    flat table of one-line checks (most statements are checks, or its actions call one
+    function: ``r = parse(...)`` / ``assert r == ...`` rows) or one scenario told at length
+    (building a document, then one comparison): at least three act-then-check steps, and its
+    actions spread over several functions."""
+    checks = {id(a.node) for a in facts.assertions if not a.nested}
+    statements = _own_statements(node)
+    inside_checks: set[int] = set()
+    steps = 0
+    acted = False
+    n_checks = 0
+    subjects: dict[str, int] = {}
+    for stmt in statements:
+        if id(stmt) in inside_checks:
+            continue
+        if _is_check(stmt, checks):
+            n_checks += 1
+            steps += acted
+            acted = False
+            inside_checks.update(id(s) for s in ast.walk(stmt) if isinstance(s, ast.stmt))
+            continue
+        acted = True
+        value = getattr(stmt, "value", None)
+        if type(value) is ast.Await:
+            value = value.value
+        if type(value) is ast.Call:
+            name = dotted_name(value.func).rsplit(".", 1)[-1]
+            subjects[name] = subjects.get(name, 0) + 1
+    if n_checks >= _TABLE_CHECKS * len(statements) or steps < _MIN_BEHAVIOURS:
+        return False
+    calls = sum(subjects.values())
+    return not calls or max(subjects.values()) < _ONE_SUBJECT * calls
 
 
 #: default: printing in more than this share of a file's tests is the file's convention.

@@ -3,17 +3,24 @@
 strict (SMELLS.md): every ``if``/``for``/``while``/comprehension/``match`` that holds an
 assertion.
 
-default: the ones that can hide a failure:
+default: the ones that can hide a failure, on the judging lines of
+``bench/data/frozen/README.md``:
 
-- a loop over something the test computes (``for row in result:``): when it is empty the
-  assertions never run and the test passes;
-- a loop in a unittest test without ``subTest``: a failure does not say which case broke;
+- a loop over something the code under test computes (``for row in result:``) with no
+  check of its length or contents (also through ``sorted(rows)``, ``rows.items()``, or each
+  computed side of a ``zip``): when it is empty the assertions never run and the test
+  passes;
+- a test that is only a loop over a table of cases written inline, in the module or in the
+  class (a few set-up statements before a loop over rows fed to the code count too):
+  parametrize / ``subTest`` names the case, in either style;
 - a branch on a computed value (``if result: assert ...``): the check may silently not run;
 - while loops, comprehensions and match statements holding assertions.
 
-Not reported there: pytest loops over a literal table (pytest's report shows the values of
-the failing case), and branches on a test's parameters or on the environment
-(``if isinstance(expected, str)`` in a parametrized test, ``if sys.platform == ...``).
+Not reported there: a short loop at the tail of a larger scenario over a fixed list (inline,
+the module's, the class's or set-up's, or a fixture's), in either style: a detail of the
+scenario whose failing values the report shows; and branches on a test's parameters or on
+the environment (``if isinstance(expected, str)`` in a parametrized test,
+``if sys.platform == ...``).
 
 The fix is style-specific: parametrization (``@pytest.mark.parametrize``) only for pytest
 tests whose iterations are independent, ``self.subTest`` for unittest loops, and for loops
@@ -105,7 +112,26 @@ def _literal_table(expr: ast.expr, facts: TestFacts, em: Emitter, depth: int = 0
         cls = facts.test.cls
         if cls is not None and _class_table(cls.node, expr.attr):  # type: ignore[attr-defined]
             return True  # `values = [...]` in the class body
+        if cls is not None and any(
+            _setup_table(m, expr.attr)  # type: ignore[attr-defined]
+            for m in cls.setup_methods
+        ):
+            return True  # `self.names = [...]` in setUp: the fixture's fixed list
         return expr.attr.isupper()  # type: ignore[attr-defined]
+    return False
+
+
+def _setup_table(method: ast.AST, name: str) -> bool:
+    """``self.<name> = [...]`` (a literal collection) in a set-up method."""
+    for n in ast.walk(method):
+        if type(n) is ast.Assign and any(
+            type(t) is ast.Attribute
+            and t.attr == name
+            and type(t.value) is ast.Name
+            and t.value.id in ("self", "cls")
+            for t in n.targets
+        ):
+            return type(n.value) in (ast.List, ast.Tuple, ast.Set, ast.Dict)
     return False
 
 
@@ -388,6 +414,7 @@ def check_conditional_logic(em: Emitter, facts: TestFacts) -> None:
     if not strict and _property_based(test.node):
         return  # default: a hypothesis test's branches and loops are over drawn data
     params = _parameters(test.node, facts) if not strict else set()
+    arguments = {a.arg for a in test.node.args.args + test.node.args.kwonlyargs} - {"self"}
     for ctrl in facts.control_hits.values():
         t = type(ctrl)
         construct = _CONSTRUCT.get(t, "branch")
@@ -401,11 +428,14 @@ def check_conditional_logic(em: Emitter, facts: TestFacts) -> None:
         confidence = 0.9
         if t is ast.For or t is ast.AsyncFor:
             loop: ast.For = ctrl  # type: ignore[assignment]
-            literal = _literal_table(loop.iter, facts, em)
+            literal = _literal_table(loop.iter, facts, em) or (
+                # default: a fixture's list, iterated as given (not computed by the test)
+                not strict and type(loop.iter) is ast.Name and loop.iter.id in arguments
+            )
             # what the suite's own helper yields (backends, parsers) or a collection the test
             # checks for emptiness first cannot pass by running zero times
             helper = not literal and _suite_helper(loop.iter, facts, em)
-            guarded = not literal and not helper and _size_checked(loop, facts)
+            guarded = not literal and not helper and _size_checked(loop, facts, em)
             short = None if strict else _short_zip(loop, facts, em)
             if short is not None:
                 # default: whatever the outer loop walks, `zip(expected, computed)` inside
@@ -431,18 +461,19 @@ def check_conditional_logic(em: Emitter, facts: TestFacts) -> None:
                 continue  # default: a sweep over the suite's variants, or a checked result
             if not strict and literal and _generated(loop.iter, facts):
                 continue  # default: range(1000), permutations(...): a sweep, not cases
-            # plain asserts (pytest shows their values) in a unittest class read like pytest
-            inner_unittest = unittest and any(
-                a.kind == "unittest" for a in facts.assertions if _inside(a.node, loop)
-            )
             if (literal and _independent(loop)) or helper or guarded:
                 # default: a test that is only a loop over a table written inline is a table
                 # of cases: parametrize / subTest names each case and runs all of them, which
                 # the failing values alone do not (a short loop inside a larger scenario, or
                 # over a module's list, stays a detail of that scenario)
-                cases = _inline_table(loop.iter, facts) and _whole_test(loop, test.node)
-                if not inner_unittest and not strict and not cases:
-                    continue  # pytest shows the failing case's values
+                cases = (
+                    _inline_table(loop.iter, facts) or _written_table(loop.iter, facts, em)
+                ) and _whole_test(loop, test.node, facts)
+                if not strict and not cases:
+                    # default (the judging line): a short loop at the tail of a larger
+                    # scenario, over a fixed list, is a detail of that scenario (pytest
+                    # shows the failing values, unittest's assertIn/assertEqual the row)
+                    continue
                 if not strict and not _target_used(loop):
                     continue  # `for _ in range(5)`: a repetition, not a table of cases
                 if not strict and not cases and _compares_with_target(loop, facts):
@@ -553,19 +584,76 @@ def _inline_table(expr: ast.expr, facts: TestFacts) -> bool:
     return _is_display(expr)
 
 
-def _whole_test(loop: ast.For | ast.AsyncFor, func: ast.AST) -> bool:
-    """The loop is a top-level statement and nearly all of the test."""
+#: A table test may set up its subject in this many statements before the loop.
+_MAX_SETUP_STATEMENTS = 3
+
+
+def _whole_test(loop: ast.For | ast.AsyncFor, func: ast.AST, facts: TestFacts) -> bool:
+    """The loop is a top-level statement and nearly all of the test: at most one other
+    statement, or a few set-up statements before it (``registry = Registry()``,
+    ``registry.load()``) when the loop ends the test, holds all of its checks, walks rows
+    of cases (``for key, expected in ...``) and feeds each row to the code
+    (``registry.lookup(key)``), rather than checking a scenario's outcome item by item
+    (``for name in ("ann", "bob"): assert db.find(name)`` after an import)."""
     body: list[ast.stmt] = func.body  # type: ignore[attr-defined]
     if not any(s is loop for s in body):
         return False
+    # the docstring, the table's assignment and the functions or classes the test defines
+    # (rows of the table: `for boom in (boom_a, boom_b)`) are no steps of a scenario, unless
+    # they keep state across calls (`nonlocal`: the rows are successive states)
     others = [
         s
         for s in body
         if s is not loop
         and not (type(s) is ast.Expr and type(s.value) is ast.Constant)
         and not (type(s) is ast.Assign and _is_display(s.value))
+        and not (
+            type(s) in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+            and not any(type(n) in (ast.Nonlocal, ast.Global) for n in ast.walk(s))
+        )
     ]
-    return len(others) <= _MAX_OTHER_STATEMENTS
+    if len(others) <= _MAX_OTHER_STATEMENTS:
+        return True
+    setup = [s for s in others if type(s) not in (ast.Import, ast.ImportFrom)]
+    return (
+        body[-1] is loop
+        and type(loop.target) is ast.Tuple
+        and len(setup) <= _MAX_SETUP_STATEMENTS
+        and all(_inside(a.node, loop) for a in facts.assertions)
+        and _feeds_rows(loop)
+    )
+
+
+def _feeds_rows(loop: ast.For | ast.AsyncFor) -> bool:
+    """A call in the loop body takes a loop variable as an argument: each row is an input."""
+    names = _names(loop.target)
+    for stmt in loop.body:
+        for n in ast.walk(stmt):
+            if type(n) is ast.Call:
+                args = [*n.args, *(k.value for k in n.keywords)]
+                if any(type(x) is ast.Name and x.id in names for a in args for x in ast.walk(a)):
+                    return True
+    return False
+
+
+def _written_table(expr: ast.expr, facts: TestFacts, em: Emitter) -> bool:
+    """The loop walks a table the module or the test's class writes down (``CASES = [...]``
+    at module level, ``values = [...]`` in the class body): a whole test over it is a table
+    of cases as much as over an inline one (CALIBRATION3A.md's call; the frozen README's
+    reason, "parametrize / subTest names the case", holds for it too)."""
+    if type(expr) is ast.Call and type(expr.func) is ast.Attribute and not expr.args:
+        if expr.func.attr in ("items", "keys", "values"):
+            expr = expr.func.value
+    if type(expr) is ast.Name:
+        return expr.id in em.syntax.tables
+    cls = facts.test.cls
+    return (
+        cls is not None
+        and type(expr) is ast.Attribute
+        and type(expr.value) is ast.Name
+        and expr.value.id in ("self", "cls")
+        and _class_table(cls.node, expr.attr)
+    )
 
 
 def _explicit_failure(branch: ast.If) -> bool:
@@ -617,11 +705,43 @@ def _compares_with_target(loop: ast.For | ast.AsyncFor, facts: TestFacts) -> boo
     return True
 
 
-def _size_checked(loop: ast.For | ast.AsyncFor, facts: TestFacts) -> bool:
+#: Calls that walk their first argument as it is: checking the argument checks them.
+_SAME_ITEMS = frozenset({"list", "tuple", "sorted", "reversed", "enumerate", "iter", "set"})
+
+
+def _size_checked(
+    loop: ast.For | ast.AsyncFor, facts: TestFacts, em: Emitter, iterable: ast.expr | None = None
+) -> bool:
     """The test asserts something about the iterable itself outside the loop (its length,
     its contents), or skips / stops before the loop when it is empty (``if not parsers:
-    pytest.skip(...)``), so an empty one cannot pass silently."""
-    iterable = loop.iter
+    pytest.skip(...)``), so an empty one cannot pass silently. Looks through wrappers that
+    keep the items (``sorted(rows)``, ``rows.items()``) and, for ``zip``, needs every
+    computed side checked (or ``strict=True`` beside a side the test writes down)."""
+    if iterable is None:
+        iterable = loop.iter
+    if type(iterable) is ast.Call:
+        func = iterable.func
+        name = dotted_name(func).rsplit(".", 1)[-1]
+        if name in _SAME_ITEMS and iterable.args:
+            if _size_checked(loop, facts, em, iterable.args[0]):
+                return True
+        elif name in ("items", "keys", "values") and type(func) is ast.Attribute:
+            if not iterable.args and _size_checked(loop, facts, em, func.value):
+                return True
+        elif name == "zip" and len(iterable.args) >= 2:
+            computed = [
+                a
+                for a in iterable.args
+                if not _literal_table(a, facts, em) and not _suite_helper(a, facts, em)
+            ]
+            strict = any(
+                k.arg == "strict" and type(k.value) is ast.Constant and k.value.value is True
+                for k in iterable.keywords
+            )
+            if strict and len(computed) < len(iterable.args):
+                return True  # zip(rows, EXPECTED, strict=True): the lengths must agree
+            if computed and all(_size_checked(loop, facts, em, a) for a in computed):
+                return True
     text = ast.dump(iterable)
     for a in facts.assertions:
         for n in ast.walk(a.node):

@@ -6,10 +6,12 @@ which may read any field: tornado's ``fetch()`` reads ``self.http_client``), whe
 reads it, or when the set-up itself reads it (infrastructure such as a socket path).
 
 strict: general-fixture per set-up with unused fields; test-maverick per test that uses no
-field. default (when ``enable`` brings them back): general-fixture only for costly fields
-(not literals or empty containers) that at least half the tests skip; test-maverick once per
-unused field, at its assignment, never for once-per-class set-up or classes whose tests may
-come from a base class or mixin.
+field. default: general-fixture only for dead set-up state, a field no test of the class uses
+at all (a calibration labeler's call, CALIBRATION3A.md: worth fixing; a field some tests skip
+is cheap to share and judged noise), not when a subclass in the file or a base class's tests
+may use it; test-maverick (off by default, ``enable`` brings it back) once per unused field,
+at its assignment, never for once-per-class set-up or classes whose tests may come from a
+base class or mixin.
 """
 
 from __future__ import annotations
@@ -113,7 +115,6 @@ def check_fixture_rules(
     fields: set[str] = set()
     plumbing: set[str] = set()
     setup_with_fields = None
-    trivial: set[str] = set()
     for method in cls.setup_methods:
         stored, loaded, receivers = _self_attrs(method)
         if stored and setup_with_fields is None:
@@ -122,7 +123,6 @@ def check_fixture_rules(
         # a field set-up itself reads (self.sockfile passed to the server it starts) is
         # infrastructure of the fixture, like the receivers of its calls
         plumbing |= receivers | (loaded & stored)
-        trivial |= _trivial_fields(method)
     for method in cls.teardown_methods:
         plumbing |= _self_attrs(method)[1]  # fields tearDown uses are used
     if not fields or setup_with_fields is None:
@@ -171,22 +171,30 @@ def check_fixture_rules(
             _maverick_per_field(em, cls, setup_with_fields, data_fields, mavericks)
     if em.on("general-fixture") and data_fields and not _may_inherit_tests(cls):
         unused = {name for name in data_fields if any(name not in used for _, used in usage)}
-        if not em.rc.strict:
-            # default: a cheap value (a literal, an empty list) costs nothing to share, and a
-            # field most tests use belongs in the shared set-up
-            unused = {
-                name
-                for name in unused - trivial
-                if sum(1 for _, used in usage if name not in used) * 2 >= len(usage)
-            }
+        dead = not em.rc.strict
+        if dead:
+            # default: only dead set-up state, a field no test of the class uses at all
+            # (CALIBRATION3A.md: "worth-fixing as dead fixture state"); a field some tests
+            # skip is cheap to share (noise), and a subclass in this file may use it
+            unused = (
+                {name for name in unused if all(name not in used for _, used in usage)}
+                if usage and not _subclassed(em, cls)
+                else set()
+            )
         if unused:
             missing = sum(1 for _, used in usage if not data_fields <= used)
+            message = (
+                f"{setup_name} sets {join_names(unused, 3)} for every test, but no test "
+                "uses it: dead set-up state."
+                if dead
+                else f"{setup_name} sets {join_names(unused, 3)} for every test, but "
+                f"{missing} of {len(usage)} tests do not use all of them."
+            )
             em.emit(
                 "general-fixture",
                 setup_with_fields.lineno,
                 setup_with_fields.end_lineno,
-                f"{setup_name} sets {join_names(unused, 3)} for every test, but {missing} of "
-                f"{len(usage)} tests do not use all of them.",
+                message,
                 confidence=0.7,
                 context={
                     "setup": setup_name,
@@ -200,29 +208,14 @@ def check_fixture_rules(
             )
 
 
-def _trivial_fields(method: ast.AST) -> set[str]:
-    """Fields assigned a literal, a constant or an empty container (cheap to share)."""
-    out: set[str] = set()
-    for n in ast.walk(method):
-        if type(n) is ast.Assign:
-            value = n.value
-            cheap = type(value) is ast.Constant or (
-                type(value) in (ast.List, ast.Dict, ast.Set, ast.Tuple)
-                and all(
-                    type(e) is ast.Constant
-                    for e in ast.walk(value)
-                    if isinstance(e, ast.expr) and e is not value
-                )
-            )
-            if cheap:
-                out.update(
-                    t.attr
-                    for t in n.targets
-                    if type(t) is ast.Attribute
-                    and type(t.value) is ast.Name
-                    and t.value.id in ("self", "cls")
-                )
-    return out
+def _subclassed(em: Emitter, cls: TestClass) -> bool:
+    """Another class of this file derives from ``cls`` (its tests may use the fields)."""
+    return any(
+        base_name(base) == cls.name
+        for other in em.syntax.all_classes.values()
+        if other is not cls.node
+        for base in other.bases
+    )
 
 
 def _fixture_example(cls: TestClass, field_name: str) -> str:

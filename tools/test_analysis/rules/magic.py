@@ -4,12 +4,16 @@ strict (SMELLS.md): any number but -1, 0-10 and 100 compared by an assertion.
 
 default: only numbers the test does not explain. Not reported there:
 
-- HTTP status codes compared with a status (``assert rv.status_code == 404``): the code is
+- HTTP status codes compared with a status (``assert rv.status_code == 404``, or handed to
+  a helper named for one: ``assert_status(rv, 404)``): the code is
   the standard's name for itself (strict still reports them, and the fix names the
   :class:`http.HTTPStatus` member, never ``EXPECTED_VALUE = 302``);
 - values the test itself wrote down elsewhere than in the assertions' compared values
   (``make(n=1234)`` ... ``== 1234``; an expected value repeated in several assertions is
-  still unexplained), including
+  still unexplained), in its class's set-up, in the fixtures of this file it requests, or
+  in the module constants and class attributes it reads (the input it parses:
+  ``DOC = "port = 5123"``; a number of four or more digits standing in its strings, as
+  ``987654`` in ``"45.9876543"``), including
   in strings (``"q=0.5"``), as a string's length, or as the arithmetic of its other numbers
   (two of them, or three in a test with few numbers, or a running sum/product);
 - sentinels: 42 and friends, well-known ports, seconds per minute/hour/day, powers of two
@@ -40,6 +44,7 @@ from tools.test_analysis.rules.fixes import (
     unparse,
     with_name_for,
 )
+from tools.test_analysis.rules.helpers import decorator_name
 
 __all__ = ["check_magic"]
 
@@ -50,7 +55,9 @@ _SENTINELS = frozenset(
     | {21, 22, 25, 53, 80, 443, 8000, 8080, 8443}  # well-known ports
     | {60, 3600, 86400, 604800}  # seconds in a minute, hour, day, week
 )
-_DIGITS = re.compile(rb"(?<![\w.])-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
+#: Numbers written in text: a minus only when it starts a word, digits even after letters
+#: (``"1h17m"``, ``"17px"``: the input a parser reads).
+_DIGITS = re.compile(rb"(?:(?<![\w.])-)?(?<![\d.])\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
 _BUDGET = 64  # long literal tables are data, not assertions; stop looking
 #: Operands combined three at a time, only in tests with at most this many distinct
 #: numbers (6 -> under 2k candidate values; more would explain any small number by chance).
@@ -146,6 +153,9 @@ def _test_numbers(em: Emitter, facts: TestFacts) -> dict[Any, int]:
     cls = facts.test.cls
     if cls is not None:
         roots.extend(cls.setup_methods)
+    # the fixtures of this file the test requests set its numbers up too (the judging line:
+    # "numbers that the test set up ... are noise")
+    roots.extend(_fixtures(em, facts))
     for root in roots:
         for n in ast.walk(root):
             if (
@@ -173,9 +183,19 @@ def _test_numbers(em: Emitter, facts: TestFacts) -> dict[Any, int]:
                     # "1-2-3" parsed by the code under test: its numbers feed the arithmetic
                     if len(quoted) < _QUOTED_OPERANDS:
                         quoted.append(num)
+                # a long number whose digits stand in the input ("45.9876543" parsed to
+                # 987654 microseconds): it appears in the parsed input
+                for run in _DIGIT_RUN.findall(raw[:2000]):
+                    for num in _digit_slices(run):
+                        counts[num] = counts.get(num, 0) + 1
     # numbers the test's comments state (`# M(11; 5, 2, 1, 1, 2) = 83160`)
     for num in _comment_numbers(em, facts):
         counts[num] = counts.get(num, 0) + 1
+    # numbers of the module constants and class attributes the test reads: its set-up, or
+    # the input it parses (`DOC = "port = 5123"` ... `assert conf.port == 5123`)
+    for value in _constants_read(em, facts):
+        for num in _written_numbers(value):
+            counts[num] = counts.get(num, 0) + 1
     # values the test's own arithmetic explains: a product/sum/difference of two of its
     # numbers, or (default precision, issue 28) of three ((2 + 5) * 2, 200 + 3 + 4, 1 - 2 - 3
     # of a parsed string), or a running sum/product of its numbers in order (24 in a
@@ -215,6 +235,114 @@ def _test_numbers(em: Emitter, facts: TestFacts) -> dict[Any, int]:
         counts[v] = counts.get(v, 0) - times
     facts.numbers = counts
     return counts
+
+
+#: How deep fixtures requesting fixtures are followed.
+_FIXTURE_DEPTH = 2
+
+
+def _fixtures(em: Emitter, facts: TestFacts) -> list[ast.AST]:
+    """The fixture functions of this file (module level or the test's class) that the test
+    requests by parameter, and the fixtures they request in turn."""
+    out: list[ast.AST] = []
+    seen: set[str] = set()
+    todo: list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, int]] = [(facts.test.node, 0)]
+    cls = facts.test.cls
+    methods = (
+        {
+            s.name: s
+            for s in cls.node.body
+            if type(s) is ast.FunctionDef or type(s) is ast.AsyncFunctionDef
+        }
+        if cls is not None
+        else {}
+    )
+    while todo:
+        func, depth = todo.pop()
+        for arg in func.args.args + func.args.kwonlyargs:
+            name = arg.arg
+            if name in seen or name in ("self", "cls", "request"):
+                continue
+            seen.add(name)
+            found = em.syntax.functions.get(name) or methods.get(name)
+            if found is None or not any(
+                decorator_name(d) == "fixture" for d in found.decorator_list
+            ):
+                continue
+            out.append(found)
+            if depth + 1 < _FIXTURE_DEPTH:
+                todo.append((found, depth + 1))
+    return out
+
+
+def _module_values(em: Emitter) -> dict[str, ast.expr]:
+    """``NAME = <value>`` at module level, by name (cached on the emitter)."""
+    if em.module_values is None:
+        values: dict[str, ast.expr] = {}
+        for stmt in em.syntax.tree.body:
+            if type(stmt) is ast.Assign:
+                for target in stmt.targets:
+                    if type(target) is ast.Name:
+                        values[target.id] = stmt.value
+            elif type(stmt) is ast.AnnAssign and type(stmt.target) is ast.Name and stmt.value:
+                values[stmt.target.id] = stmt.value
+        em.module_values = values
+    return em.module_values
+
+
+def _constants_read(em: Emitter, facts: TestFacts) -> list[ast.expr]:
+    """Values of the module constants and class attributes the test reads."""
+    module = _module_values(em)
+    out = [module[name] for name in facts.loaded if name in module]
+    cls = facts.test.cls
+    if cls is not None and facts.self_loads:
+        for stmt in cls.node.body:
+            if type(stmt) is ast.Assign:
+                if any(type(t) is ast.Name and t.id in facts.self_loads for t in stmt.targets):
+                    out.append(stmt.value)
+    return out
+
+
+def _written_numbers(root: ast.AST) -> list[Any]:
+    """Numeric literals in ``root`` and the numbers written in its strings."""
+    out: list[Any] = []
+    for n in ast.walk(root):
+        if type(n) is ast.UnaryOp and type(n.op) is ast.USub and type(n.operand) is ast.Constant:
+            if is_number(n.operand.value):
+                out.append(-n.operand.value)  # type: ignore[operator]
+            continue
+        if type(n) is not ast.Constant:
+            continue
+        v = n.value
+        if is_number(v):
+            out.append(v)
+        elif isinstance(v, str | bytes) and v:
+            raw = v.encode("utf-8", "surrogatepass") if isinstance(v, str) else v
+            out.extend(_parse_number(m) for m in _DIGITS.findall(raw[:2000]))
+            for run in _DIGIT_RUN.findall(raw[:2000]):
+                out.extend(_digit_slices(run))
+    return out
+
+
+#: Runs of digits in the test's strings long enough to carry a number by accident rarely.
+_DIGIT_RUN = re.compile(rb"\d{4,24}")
+_MIN_SLICE = 4
+
+
+def _digit_slices(run: bytes) -> set[int]:
+    """The numbers of four or more digits written contiguously in ``run`` (no leading 0)."""
+    text = run.decode()
+    return {
+        int(text[i:j])
+        for i in range(len(text))
+        if text[i] != "0"
+        for j in range(i + _MIN_SLICE, len(text) + 1)
+    }
+
+
+def _parse_number(match: bytes) -> Any:
+    text = match.decode()
+    return float(text) if "." in text or "e" in text.lower() else int(text)
 
 
 def _comment_numbers(em: Emitter, facts: TestFacts) -> list[Any]:
@@ -292,7 +420,7 @@ def check_magic(em: Emitter, a: Assertion, facts: TestFacts) -> None:
         hits = [
             (node, value, actual)
             for node, value, actual in hits
-            if not (http_status(value) is not None and _status_compare(actual, operands))
+            if not (http_status(value) is not None and _status_compare(actual, operands, a))
             and not (is_sentinel(value) and _written_as_meant(em, node, value))
             and counts.get(value, 0) < 1
             and id(node) not in named
@@ -360,7 +488,11 @@ def _negative(a: Assertion) -> bool:
     return False
 
 
-def _status_compare(actual: ast.expr | None, operands: list[ast.expr]) -> bool:
+def _status_compare(
+    actual: ast.expr | None, operands: list[ast.expr], a: Assertion | None = None
+) -> bool:
+    if a is not None and a.kind == "helper" and "status" in a.name.lower():
+        return True  # assert_status(response, 404): the helper says what the number is
     if actual is not None:
         return looks_like_status(actual)
     return any(looks_like_status(o) for o in operands)
