@@ -288,6 +288,17 @@ def same_expr(a: ast.AST, b: ast.AST) -> bool:
     return type(a) is type(b) and ast.dump(a) == ast.dump(b)
 
 
+def names_in(target: ast.AST) -> set[str]:
+    """The names in ``target`` (a loop's or comprehension's target, an expression)."""
+    return {n.id for n in ast.walk(target) if type(n) is ast.Name}
+
+
+def within(node: ast.AST, ctrl: ast.AST) -> bool:
+    """``node`` starts on one of the lines of ``ctrl``."""
+    line = getattr(node, "lineno", 0)
+    return ctrl.lineno <= line <= (ctrl.end_lineno or ctrl.lineno)  # type: ignore[attr-defined]
+
+
 def segment(parsed: ParsedFile, node: ast.AST, limit: int = 120) -> str:
     """Source text of ``node`` (first line only for multi-line nodes), shortened to ``limit``."""
     line = getattr(node, "lineno", 0)
